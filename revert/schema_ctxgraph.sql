@@ -1,0 +1,7 @@
+-- Revert ctxgraph:schema_ctxgraph from pg
+
+BEGIN;
+
+DROP SCHEMA ctxgraph;
+
+COMMIT;

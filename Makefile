@@ -1,0 +1,56 @@
+# ctxgraph: `make demo` runs the main job, `make test` runs every test. Both install what is
+# missing first (system packages, pgvector, the venv) and are safe to run again.
+SHELL := /bin/bash
+.DEFAULT_GOAL := help
+
+VENV := .venv
+STAMP := $(VENV)/.provisioned
+
+.PHONY: help provision provision-system provision-python provision-test db-start db-stop deploy revert test demo bench clean
+
+help:
+	@echo "make demo   - run ctxgraph on the bundled sample (embedded PostgreSQL)"
+	@echo "make test   - run every test (pgTAP, sqitch round trip, pytest)"
+	@echo "make bench  - run the benchmarks"
+	@echo "make deploy / make revert / make db-start / make db-stop"
+
+provision: provision-system provision-python
+
+provision-system:
+	@bash scripts/provision-system.sh
+
+provision-python: $(STAMP)
+
+$(STAMP): requirements.txt pyproject.toml
+	@bash scripts/provision-python.sh
+	@touch $@
+
+provision-test: $(STAMP).test
+
+$(STAMP).test: $(STAMP) requirements-test.txt
+	@bash scripts/provision-python.sh --test
+	@touch $@
+
+db-start: provision-system
+	@bash scripts/pg-local.sh start
+
+db-stop:
+	@bash scripts/pg-local.sh stop
+
+deploy: provision-system
+	@source scripts/db-env.sh && { psql -X -q -d postgres -tAc "SELECT 1 FROM pg_database WHERE datname = '$$PGDATABASE'" | grep -q 1 || create_database "$$PGDATABASE"; } && sqitch deploy
+
+revert: provision-system
+	@source scripts/db-env.sh && sqitch revert
+
+test: provision-system provision-test
+	@bash scripts/run-tests.sh
+
+demo: provision-system provision-python
+	@bash scripts/demo.sh
+
+bench: provision-system provision-python
+	@bash scripts/bench.sh
+
+clean: db-stop
+	rm -rf .pgdata $(VENV)

@@ -1,0 +1,46 @@
+#!/usr/bin/env bash
+# Every test, against throwaway databases on the embedded cluster (or DATABASE_URL's server):
+# pgTAP through pg_prove, the sqitch round trip, then pytest. Exits non-zero on any failure.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+source scripts/db-env.sh
+
+suffix="$$_$(date +%s)"
+pgtap_db="ctxgraph_pgtap_$suffix"
+roundtrip_db="ctxgraph_roundtrip_$suffix"
+pytest_db="ctxgraph_pytest_$suffix"
+cleanup() { for db in "$pgtap_db" "$roundtrip_db" "$pytest_db"; do drop_database "$db"; done; }
+trap cleanup EXIT
+
+status=0
+step() { printf '\n== %s\n' "$*"; }
+
+step "pgTAP ($pgtap_db)"
+create_database "$pgtap_db"
+( export PGDATABASE="$pgtap_db"
+  sqitch deploy --quiet >/dev/null
+  psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION IF NOT EXISTS pgtap' -f tests/fixtures/factories.sql >/dev/null
+  pg_prove --failures tests/pgtap/*.sql ) || status=1
+
+step "sqitch round trip ($roundtrip_db)"
+create_database "$roundtrip_db"
+( export PGDATABASE="$roundtrip_db"; bash scripts/roundtrip.sh ) || status=1
+
+step "pytest ($pytest_db)"
+create_database "$pytest_db"
+( export PGDATABASE="$pytest_db"
+  export DATABASE_URL
+  DATABASE_URL=$(url_for "$pytest_db")
+  sqitch deploy --quiet >/dev/null
+  set +e
+  .venv/bin/python -m pytest -q
+  rc=$?
+  set -e
+  # pytest's exit 5 means it collected nothing: treat as a failure, an empty suite proves nothing.
+  exit "$rc" ) || status=1
+
+if [ "$status" -ne 0 ]; then
+  printf '\nmake test: FAILED\n' >&2
+fi
+exit "$status"

@@ -29,22 +29,7 @@ COMMENT ON COLUMN ctxgraph.tip_retrievals.tip_followed_computed_at IS
 
 GRANT UPDATE (tip_followed_llm, tip_followed_emb, tip_followed_computed_at) ON ctxgraph.tip_retrievals TO ctxgraph_scorer;
 
--- Existing skills' partitions need the new column grants, and their comments.
-DO $$ BEGIN PERFORM ctxgraph.sync_skill_privileges(); END $$;
-DO $$
-DECLARE
-    child regclass;
-    col   text;
-BEGIN
-    FOR child IN SELECT inhrelid::regclass FROM pg_catalog.pg_inherits WHERE inhparent = 'ctxgraph.tip_retrievals'::regclass LOOP
-        FOREACH col IN ARRAY ARRAY['tip_followed_llm', 'tip_followed_emb', 'tip_followed_computed_at'] LOOP
-            EXECUTE format('COMMENT ON COLUMN %s.%I IS %L', child, col,
-                           pg_catalog.col_description('ctxgraph.tip_retrievals'::regclass,
-                               (SELECT attnum FROM pg_catalog.pg_attribute
-                                 WHERE attrelid = 'ctxgraph.tip_retrievals'::regclass AND attname = col)));
-        END LOOP;
-    END LOOP;
-END
-$$;
+-- Existing skills' partitions need the new column grants and comments.
+DO $$ BEGIN PERFORM ctxgraph.ensure_skill_partitions(); END $$;
 
 COMMIT;

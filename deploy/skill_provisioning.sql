@@ -186,6 +186,70 @@ COMMENT ON FUNCTION ctxgraph.expose_skill_view(text) IS
 COMMENT ON FUNCTION ctxgraph.unexpose_skill_view(text) IS
     'Drops every <skill>.<view_name> projection and unregisters the view.';
 
+-- ctxgraph.ensure_skill_partitions: brings every skill's partitions in line with the parents:
+-- creates a missing partition (a parent table added by a later change reaches existing skills),
+-- copies the parent's table and column comments and its statement-level triggers (statement
+-- triggers on a parent do not fire for statements aimed at a partition), then syncs privileges.
+CREATE FUNCTION ctxgraph.ensure_skill_partitions(skill text DEFAULT NULL)
+RETURNS integer
+LANGUAGE plpgsql
+AS $$
+#variable_conflict use_column
+DECLARE
+    skill_name text;
+    parent     regclass;
+    child      regclass;
+    created    integer := 0;
+    col        record;
+    trig       record;
+BEGIN
+    FOR skill_name IN
+        SELECT s.name FROM ctxgraph.skills AS s
+         WHERE ensure_skill_partitions.skill IS NULL OR s.name = ensure_skill_partitions.skill
+         ORDER BY s.name
+    LOOP
+        FOR parent IN SELECT ctxgraph._skill_parent_tables() LOOP
+            child := pg_catalog.to_regclass(format('%I.%I', skill_name,
+                                                   (SELECT relname FROM pg_catalog.pg_class WHERE oid = parent)));
+            IF child IS NULL THEN
+                EXECUTE format('CREATE TABLE %I.%I PARTITION OF %s FOR VALUES IN (%L)', skill_name,
+                               (SELECT relname FROM pg_catalog.pg_class WHERE oid = parent), parent, skill_name);
+                child := pg_catalog.to_regclass(format('%I.%I', skill_name,
+                                                       (SELECT relname FROM pg_catalog.pg_class WHERE oid = parent)));
+                -- So that a plain INSERT INTO <skill>.<table> need not name the skill.
+                EXECUTE format('ALTER TABLE %s ALTER COLUMN skill SET DEFAULT %L', child, skill_name);
+                created := created + 1;
+            END IF;
+            EXECUTE format('COMMENT ON TABLE %s IS %L', child,
+                           coalesce(pg_catalog.obj_description(parent, 'pg_class'), '') || format(' (skill %s)', skill_name));
+            FOR col IN
+                SELECT a.attname, d.description
+                  FROM pg_catalog.pg_attribute AS a
+                  JOIN pg_catalog.pg_description AS d
+                    ON d.objoid = parent AND d.classoid = 'pg_catalog.pg_class'::regclass AND d.objsubid = a.attnum
+                 WHERE a.attrelid = parent AND NOT a.attisdropped
+            LOOP
+                EXECUTE format('COMMENT ON COLUMN %s.%I IS %L', child, col.attname, col.description);
+            END LOOP;
+            FOR trig IN
+                SELECT t.tgname, pg_catalog.pg_get_triggerdef(t.oid) AS def
+                  FROM pg_catalog.pg_trigger AS t
+                 WHERE t.tgrelid = parent AND NOT t.tgisinternal AND (t.tgtype & 1) = 0
+                   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger AS c
+                                    WHERE c.tgrelid = child AND c.tgname = t.tgname)
+            LOOP
+                EXECUTE replace(trig.def, format(' ON %s ', parent), format(' ON %s ', child));
+            END LOOP;
+        END LOOP;
+        PERFORM ctxgraph.sync_skill_privileges(skill_name);
+    END LOOP;
+    RETURN created;
+END
+$$;
+
+COMMENT ON FUNCTION ctxgraph.ensure_skill_partitions(text) IS
+    'Creates missing skill partitions and gives every partition its parent''s comments, statement triggers and privileges; returns the partitions created.';
+
 -- ctxgraph.add_skill: the one way to add a skill; no DDL is copied by hand.
 CREATE FUNCTION ctxgraph.add_skill(name text, grading text, description text DEFAULT NULL)
 RETURNS void
@@ -193,10 +257,7 @@ LANGUAGE plpgsql
 AS $$
 #variable_conflict use_column
 DECLARE
-    parent    regclass;
-    child     text;
     view_name text;
-    col       record;
 BEGIN
     IF add_skill.name IS NULL OR add_skill.grading IS NULL THEN
         RAISE EXCEPTION 'ctxgraph: add_skill needs a name and a grading'
@@ -221,24 +282,7 @@ BEGIN
     EXECUTE format('GRANT USAGE ON SCHEMA %I TO ctxgraph_writer, ctxgraph_scorer, ctxgraph_ranker, ctxgraph_analyst',
                    add_skill.name);
 
-    FOR parent IN SELECT ctxgraph._skill_parent_tables() LOOP
-        child := format('%I.%I', add_skill.name, (SELECT relname FROM pg_catalog.pg_class WHERE oid = parent));
-        EXECUTE format('CREATE TABLE %s PARTITION OF %s FOR VALUES IN (%L)', child, parent, add_skill.name);
-        -- So that a plain INSERT INTO <skill>.<table> need not name the skill.
-        EXECUTE format('ALTER TABLE %s ALTER COLUMN skill SET DEFAULT %L', child, add_skill.name);
-        EXECUTE format('COMMENT ON TABLE %s IS %L', child,
-                       coalesce(pg_catalog.obj_description(parent, 'pg_class'), '') || format(' (skill %s)', add_skill.name));
-        FOR col IN
-            SELECT a.attname, d.description
-              FROM pg_catalog.pg_attribute AS a
-              JOIN pg_catalog.pg_description AS d
-                ON d.objoid = parent AND d.classoid = 'pg_catalog.pg_class'::regclass AND d.objsubid = a.attnum
-             WHERE a.attrelid = parent AND NOT a.attisdropped
-        LOOP
-            EXECUTE format('COMMENT ON COLUMN %s.%I IS %L', child, col.attname, col.description);
-        END LOOP;
-    END LOOP;
-    PERFORM ctxgraph.sync_skill_privileges(add_skill.name);
+    PERFORM ctxgraph.ensure_skill_partitions(add_skill.name);
 
     FOR view_name IN SELECT v.name FROM ctxgraph.skill_views AS v ORDER BY v.added_at, v.name LOOP
         PERFORM ctxgraph._create_skill_view(add_skill.name, view_name);
@@ -271,6 +315,7 @@ COMMENT ON FUNCTION ctxgraph.drop_skill(text) IS
 REVOKE ALL ON FUNCTION ctxgraph.add_skill(text, text, text), ctxgraph.drop_skill(text),
     ctxgraph.sync_skill_privileges(text), ctxgraph.expose_skill_view(text),
     ctxgraph.unexpose_skill_view(text), ctxgraph._create_skill_view(text, text),
+    ctxgraph.ensure_skill_partitions(text),
     ctxgraph._skill_parent_tables(), ctxgraph._grantee_sql(oid) FROM PUBLIC;
 
 COMMIT;

@@ -4,6 +4,7 @@ BEGIN;
 
 DROP FUNCTION ctxgraph.drop_skill(text);
 DROP FUNCTION ctxgraph.add_skill(text, text, text);
+DROP FUNCTION ctxgraph.ensure_skill_partitions(text);
 DROP FUNCTION ctxgraph.unexpose_skill_view(text);
 DROP FUNCTION ctxgraph.expose_skill_view(text);
 DROP FUNCTION ctxgraph._create_skill_view(text, text);

@@ -1,0 +1,618 @@
+"""LLM judge: did the Worker's fix script follow a retrieved tip? OpenAI-compatible client and parsing.
+
+The judge asks any OpenAI-compatible ``/chat/completions`` server (vLLM in production, llama.cpp's
+server in tests and small set-ups) for ``{"followed": bool, "reasoning": str}`` at temperature 0.
+
+Prompt files live at ``scorer/prompts/<skill>/tip_follow_judge.md``. A file has two parts separated by
+a line that is exactly :data:`USER_MARKER`: everything above is the system message (instructions and
+few-shot examples, sent verbatim), everything below is the user-message template, which must hold the
+placeholders ``{{tip}}`` and ``{{script}}`` once each, each inside its delimiter block
+(``<<<TIP`` ... ``TIP>>>``, ``<<<SCRIPT`` ... ``SCRIPT>>>``). The tip and the script are untrusted:
+delimiter look-alikes inside them are replaced by inert markers before they are placed in the template
+(:func:`neutralise`), and only the model's reply is ever parsed, strictly (:func:`parse_verdict`).
+
+Failures never raise out of :meth:`JudgeClient.judge`: they come back as a :class:`JudgeOutcome` with a
+reason code and a ``transient`` flag, so the scoring pass can retry transient ones on its next run and
+record permanent ones.
+
+This module is a leaf: no SQL, no imports from other scorer modules.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import email.utils
+import hashlib
+import json
+import random
+import re
+import threading
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import httpx
+
+__all__ = [
+    "SCHEMA",
+    "USER_MARKER",
+    "JudgeClient",
+    "JudgeError",
+    "JudgeOutcome",
+    "PromptError",
+    "Verdict",
+    "VerdictParseError",
+    "build_messages",
+    "list_models",
+    "load_prompt",
+    "neutralise",
+    "parse_verdict",
+    "prompt_hash",
+    "split_prompt",
+]
+
+#: JSON schema of a verdict, sent to servers that support structured output.
+SCHEMA: Final[dict[str, Any]] = {
+    "type": "object",
+    "properties": {
+        "followed": {"type": "boolean"},
+        "reasoning": {"type": "string"},
+    },
+    "required": ["followed", "reasoning"],
+    "additionalProperties": False,
+}
+SCHEMA_NAME: Final = "tip_follow_verdict"
+
+#: Line separating the system part of a prompt file from its user-message template.
+USER_MARKER: Final = "<!-- ctxgraph:user-message -->"
+PROMPT_FILE: Final = "tip_follow_judge.md"
+DEFAULT_PROMPTS_DIR: Final = Path(__file__).resolve().parent / "prompts"
+
+# Response-format modes, most structured first. Negotiation only ever moves down this list.
+MODE_JSON_SCHEMA: Final = "json_schema"
+MODE_JSON_OBJECT: Final = "json_object"
+MODE_NONE: Final = "none"
+MODES: Final = (MODE_JSON_SCHEMA, MODE_JSON_OBJECT, MODE_NONE)
+
+# Reason codes in JudgeOutcome.error.
+ERR_HTTP: Final = "http_error"
+ERR_TIMEOUT: Final = "timeout"
+ERR_CONNECTION: Final = "connection"
+ERR_RATE_LIMITED: Final = "rate_limited"
+ERR_UNPARSEABLE: Final = "unparseable"
+ERR_EMPTY: Final = "empty_response"
+
+_SKILL_RE = re.compile(r"[a-z][a-z0-9_]*\Z")
+_PLACEHOLDER_RE = re.compile(r"\{\{(tip|script)\}\}")
+_FENCE_RE = re.compile(r"```(?:json)?\s*(.*?)\s*```", re.DOTALL | re.IGNORECASE)
+_DETAIL_MAX = 500
+
+
+# ---------------------------------------------------------------------------------------------------
+# Verdicts
+# ---------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    """The judge's answer: whether the script followed the tip, and why."""
+
+    followed: bool
+    reasoning: str
+
+
+class VerdictParseError(ValueError):
+    """The model's reply is not exactly one verdict object; ``reason`` says what was wrong."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def parse_verdict(text: str) -> Verdict:
+    """Return the verdict in ``text`` only if the whole text is one well-typed verdict object.
+
+    Accepted: a JSON object, optionally wrapped in one ````` ```json ````` (or bare ````` ``` `````)
+    fence, with surrounding whitespace. ``followed`` must be a JSON boolean and ``reasoning`` a
+    JSON string. Extra keys are ignored: a server without schema enforcement may add one
+    (``"confidence"``), and they cannot change the two typed fields we read. Everything else raises
+    :class:`VerdictParseError`: prose before or after the object, two objects, ``"true"``, ``1``,
+    ``null``, a missing key, a key given twice. Nothing is searched for inside prose.
+    """
+    if not isinstance(text, str):
+        raise VerdictParseError(f"reply is {type(text).__name__}, not text")
+    body = text.strip()
+    if not body:
+        raise VerdictParseError("reply is empty")
+    if body.startswith("```"):
+        fence = _FENCE_RE.fullmatch(body)
+        if fence is None:
+            raise VerdictParseError("reply starts a code fence but is not exactly one fenced block")
+        body = fence.group(1).strip()
+    try:
+        obj = json.loads(body, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants)
+    except VerdictParseError:
+        raise
+    except ValueError as exc:
+        raise VerdictParseError(f"reply is not one JSON value: {exc}") from None
+    if not isinstance(obj, dict):
+        raise VerdictParseError(f"reply is a JSON {type(obj).__name__}, not an object")
+    if "followed" not in obj:
+        raise VerdictParseError('reply has no "followed" key')
+    if "reasoning" not in obj:
+        raise VerdictParseError('reply has no "reasoning" key')
+    followed, reasoning = obj["followed"], obj["reasoning"]
+    if not isinstance(followed, bool):
+        raise VerdictParseError(f'"followed" must be a JSON boolean, got {json.dumps(followed)}')
+    if not isinstance(reasoning, str):
+        raise VerdictParseError(f'"reasoning" must be a JSON string, got {json.dumps(reasoning)}')
+    return Verdict(followed=followed, reasoning=reasoning)
+
+
+def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    keys = [k for k, _ in pairs]
+    duplicates = sorted({k for k in keys if keys.count(k) > 1})
+    if duplicates:
+        raise VerdictParseError(f"reply repeats key(s) {', '.join(map(repr, duplicates))}")
+    return dict(pairs)
+
+
+def _no_constants(name: str) -> Any:
+    raise VerdictParseError(f"reply contains {name}, which is not JSON")
+
+
+# ---------------------------------------------------------------------------------------------------
+# Prompts
+# ---------------------------------------------------------------------------------------------------
+
+
+class PromptError(ValueError):
+    """A prompt file does not have the shape :func:`split_prompt` requires."""
+
+
+def load_prompt(skill: str, prompts_dir: str | Path | None = None) -> str | None:
+    """Return the text of ``<prompts_dir>/<skill>/tip_follow_judge.md``, or None if the skill has none.
+
+    None means "no judge for this skill" (the caller skips the judge leg). ``skill`` must be a plain
+    lower-case identifier, so it can never point outside ``prompts_dir``; otherwise ValueError.
+    """
+    if not _SKILL_RE.match(skill):
+        raise ValueError(f"skill must match {_SKILL_RE.pattern!r}, got {skill!r}")
+    path = Path(prompts_dir) if prompts_dir is not None else DEFAULT_PROMPTS_DIR
+    try:
+        return (path / skill / PROMPT_FILE).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+
+
+def prompt_hash(text: str) -> str:
+    """Return the SHA-256 hex digest of the prompt text (UTF-8), its version for provenance."""
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def split_prompt(prompt_text: str) -> tuple[str, str]:
+    """Return (system message, user template) of a prompt file, or raise PromptError if malformed."""
+    lines = prompt_text.splitlines(keepends=True)
+    marks = [i for i, line in enumerate(lines) if line.strip() == USER_MARKER]
+    if len(marks) != 1:
+        raise PromptError(f"prompt must contain the line {USER_MARKER!r} exactly once, found {len(marks)}")
+    system = "".join(lines[: marks[0]]).strip()
+    user = "".join(lines[marks[0] + 1:]).strip()
+    if not system:
+        raise PromptError("prompt has no system part above the user-message marker")
+    if _PLACEHOLDER_RE.search(system):
+        raise PromptError("placeholders belong below the user-message marker, not in the system part")
+    for name, (opening, closing) in _DELIMITERS.items():
+        count = user.count("{{" + name + "}}")
+        if count != 1:
+            raise PromptError(f"user template must contain {{{{{name}}}}} exactly once, found {count}")
+        block = re.search(
+            re.escape(opening) + r"\s*\{\{" + name + r"\}\}\s*" + re.escape(closing), user
+        )
+        if block is None:
+            raise PromptError(f"{{{{{name}}}}} must sit between {opening!r} and {closing!r}")
+    return system, user
+
+
+# The real delimiters. In untrusted text, anything that could pass for one is neutralised.
+_DELIMITERS: Final = {
+    "tip": ("<<<TIP", "TIP>>>"),
+    "script": ("<<<SCRIPT", "SCRIPT>>>"),
+}
+# ASCII angle brackets and the look-alikes a model may read as them (fullwidth, guillemets, math).
+_LT = "<\uff1c\u2039\u00ab\u276e\u27e8\u3008\u2329\ufe64"
+_GT = ">\uff1e\u203a\u00bb\u276f\u27e9\u3009\u232a\ufe65"
+_OPEN_RE = re.compile(rf"[{_LT}](?:\s*[{_LT}]){{2,}}\s*(TIP|SCRIPT)\b", re.IGNORECASE)
+_CLOSE_RE = re.compile(rf"\b(TIP|SCRIPT)\s*[{_GT}](?:\s*[{_GT}]){{2,}}", re.IGNORECASE)
+
+
+def neutralise(text: str) -> str:
+    """Return ``text`` with every delimiter look-alike replaced by an inert marker; the rest verbatim.
+
+    A look-alike is three or more angle brackets (ASCII or a look-alike bracket, spaces allowed between
+    them) before or after TIP or SCRIPT in any case: ``SCRIPT>>>``, ``script >>>``, ``<<< TIP``,
+    ``SCRIPT＞＞＞``. It becomes ``[escaped SCRIPT close]`` / ``[escaped TIP open]``, which contains no
+    angle brackets, so untrusted text cannot end its block or open a new one. Ordinary shell such as
+    ``cat <<EOF`` or ``grep x <<< "$v"`` is left alone. Nothing is truncated.
+    """
+    text = _OPEN_RE.sub(lambda m: f"[escaped {m.group(1).upper()} open]", text)
+    return _CLOSE_RE.sub(lambda m: f"[escaped {m.group(1).upper()} close]", text)
+
+
+def build_messages(prompt_text: str, tip: str, script: str) -> list[dict[str, str]]:
+    """Return the chat messages for one judgement: system (instructions, few-shots), user (data).
+
+    The tip and script are neutralised, then substituted in one pass, so a tip containing
+    ``{{script}}`` stays literal text. They are never truncated.
+    """
+    system, template = split_prompt(prompt_text)
+    return _messages(system, template, tip, script)
+
+
+def _messages(system: str, template: str, tip: str, script: str) -> list[dict[str, str]]:
+    if not isinstance(tip, str) or not isinstance(script, str):
+        raise TypeError("tip and script must be str")
+    values = {"tip": neutralise(tip), "script": neutralise(script)}
+    user = _PLACEHOLDER_RE.sub(lambda m: values[m.group(1)], template)
+    return [{"role": "system", "content": system}, {"role": "user", "content": user}]
+
+
+# ---------------------------------------------------------------------------------------------------
+# Client
+# ---------------------------------------------------------------------------------------------------
+
+
+class JudgeError(RuntimeError):
+    """The judge server cannot be used at all (unreachable, no models): a whole-leg failure."""
+
+
+@dataclass(frozen=True)
+class JudgeOutcome:
+    """The result of judging one (tip, script) pair: a verdict, or a reason code and whether to retry.
+
+    ``error`` is None exactly when ``verdict`` is set. ``transient`` errors (HTTP, timeout, connection,
+    rate limit) are worth retrying in a later pass; permanent ones (``unparseable``,
+    ``empty_response``, a 4xx rejection) would repeat with the same model and prompt at temperature 0.
+    ``attempts`` counts HTTP requests made, ``raw`` is the model's reply text when there was one,
+    ``detail`` is a human-readable explanation and ``response_format`` the mode of the last request.
+    """
+
+    verdict: Verdict | None
+    error: str | None
+    transient: bool
+    attempts: int
+    raw: str | None
+    detail: str | None = None
+    response_format: str | None = None
+
+
+class _Rejected(Exception):
+    """The server refused the request itself (HTTP 400/422): maybe the response_format, maybe not."""
+
+    def __init__(self, status: int, body: str, attempts: int) -> None:
+        super().__init__(f"HTTP {status}")
+        self.status = status
+        self.body = body
+        self.attempts = attempts
+
+
+class JudgeClient:
+    """Judges (tip, script) pairs against one model and prompt; every outcome is returned, never raised.
+
+    Structured output is negotiated once per client: the first request offers
+    ``response_format={"type": "json_schema", ...}`` (vLLM, OpenAI); if the server answers 400/422,
+    the same request is retried with ``{"type": "json_object", "schema": ...}`` (llama.cpp), then with
+    no ``response_format`` (replies are then only strictly parsed). The first mode that gets a 2xx is
+    remembered for the client's life and later requests use it directly. A 400/422 in every mode
+    before any success (for instance a prompt longer than the context) is that row's permanent
+    ``http_error`` and does not change the mode; once a mode is known to work, a 400/422 is simply
+    permanent for that row.
+
+    429, 5xx, timeouts and connection errors are retried up to ``max_retries`` times with exponential
+    backoff plus jitter; a ``Retry-After`` up to ``retry_after_max`` seconds is waited out, a longer one
+    ends the retries at once (the next scoring pass will try again).
+
+    Use ``async with client:`` (or :meth:`judge_many`) to share one connection pool; a bare
+    :meth:`judge` opens a short-lived one.
+    """
+
+    def __init__(
+        self,
+        base_url: str,
+        model: str,
+        prompt_text: str,
+        *,
+        timeout: float = 60.0,
+        max_retries: int = 3,
+        concurrency: int = 8,
+        backoff_base: float = 0.5,
+        backoff_max: float = 30.0,
+        retry_after_max: float = 30.0,
+        max_tokens: int = 256,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        if not model:
+            raise ValueError("model must be a non-empty name (see list_models)")
+        if max_retries < 0 or concurrency < 1 or timeout <= 0 or backoff_base < 0:
+            raise ValueError("need max_retries >= 0, concurrency >= 1, timeout > 0, backoff_base >= 0")
+        self._system, self._template = split_prompt(prompt_text)
+        self.base_url = base_url.rstrip("/")
+        self.model = model
+        self.prompt_hash = prompt_hash(prompt_text)
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.concurrency = concurrency
+        self.backoff_base = backoff_base
+        self.backoff_max = backoff_max
+        self.retry_after_max = retry_after_max
+        self.max_tokens = max_tokens
+        self._transport = transport
+        self._mode_lock = threading.Lock()
+        self._confirmed_mode: str | None = None
+        self._http: httpx.AsyncClient | None = None
+        self._rng = random.Random()
+
+    # -- provenance -----------------------------------------------------------------------------
+
+    @property
+    def response_format_mode(self) -> str | None:
+        """The response-format mode the server accepted (``json_schema``, ``json_object``, ``none``),
+        or None before any request succeeded."""
+        with self._mode_lock:
+            return self._confirmed_mode
+
+    # -- connection pool ------------------------------------------------------------------------
+
+    def _new_http(self) -> httpx.AsyncClient:
+        return httpx.AsyncClient(timeout=httpx.Timeout(self.timeout), transport=self._transport)
+
+    async def __aenter__(self) -> JudgeClient:
+        if self._http is None:
+            self._http = self._new_http()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close the shared connection pool, if open."""
+        http, self._http = self._http, None
+        if http is not None:
+            await http.aclose()
+
+    # -- judging ---------------------------------------------------------------------------------
+
+    def messages(self, tip: str, script: str) -> list[dict[str, str]]:
+        """Return the exact messages :meth:`judge` sends for this pair."""
+        return _messages(self._system, self._template, tip, script)
+
+    async def judge(self, tip: str, script: str) -> JudgeOutcome:
+        """Judge one pair; returns a verdict or a reason code, never raises for server trouble."""
+        messages = self.messages(tip, script)
+        if self._http is not None:
+            return await self._judge(self._http, messages)
+        async with self._new_http() as http:
+            return await self._judge(http, messages)
+
+    async def judge_many(
+        self,
+        pairs: Sequence[tuple[str, str]],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[JudgeOutcome]:
+        """Judge every (tip, script) pair, at most ``concurrency`` at once; outcomes in input order.
+
+        ``progress(done, total)`` is called after each pair completes (from the event loop thread).
+        """
+        total = len(pairs)
+        outcomes: list[JudgeOutcome | None] = [None] * total
+        semaphore = asyncio.Semaphore(self.concurrency)
+        done = 0
+
+        async def one(index: int, http: httpx.AsyncClient) -> None:
+            nonlocal done
+            tip, script = pairs[index]
+            messages = self.messages(tip, script)
+            async with semaphore:
+                outcomes[index] = await self._judge(http, messages)
+            done += 1
+            if progress is not None:
+                progress(done, total)
+
+        async def run_all(http: httpx.AsyncClient) -> None:
+            await asyncio.gather(*(one(i, http) for i in range(total)))
+
+        if self._http is not None:
+            await run_all(self._http)
+        else:
+            async with self._new_http() as http:
+                await run_all(http)
+        return [o for o in outcomes if o is not None]
+
+    def judge_many_sync(
+        self,
+        pairs: Sequence[tuple[str, str]],
+        progress: Callable[[int, int], None] | None = None,
+    ) -> list[JudgeOutcome]:
+        """Blocking :meth:`judge_many` for callers without an event loop; same guarantees."""
+        return asyncio.run(self.judge_many(pairs, progress))
+
+    async def _judge(self, http: httpx.AsyncClient, messages: list[dict[str, str]]) -> JudgeOutcome:
+        with self._mode_lock:
+            confirmed = self._confirmed_mode
+        modes = (confirmed,) if confirmed is not None else MODES
+        attempts = 0
+        rejected: _Rejected | None = None
+        for mode in modes:
+            try:
+                body, n = await self._post_with_retries(http, messages, mode)
+            except _Rejected as exc:
+                attempts += exc.attempts
+                rejected = exc
+                continue  # 400/422: try the next, less structured mode (only while negotiating)
+            except _Transient as exc:
+                return JudgeOutcome(
+                    None, exc.code, True, attempts + exc.attempts, None, exc.detail, mode
+                )
+            except _Permanent as exc:
+                return JudgeOutcome(None, ERR_HTTP, False, attempts + exc.attempts, None, exc.detail, mode)
+            attempts += n
+            with self._mode_lock:
+                if self._confirmed_mode is None:
+                    self._confirmed_mode = mode
+            return self._outcome_from_body(body, attempts, mode)
+
+        assert rejected is not None
+        detail = f"HTTP {rejected.status} in every response_format mode tried: {_clip(rejected.body)}"
+        if confirmed is not None:
+            detail = f"HTTP {rejected.status}: {_clip(rejected.body)}"
+        return JudgeOutcome(None, ERR_HTTP, False, attempts, None, detail, modes[-1])
+
+    def _request_body(self, messages: list[dict[str, str]], mode: str) -> dict[str, Any]:
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": messages,
+            "temperature": 0,
+            "max_tokens": self.max_tokens,
+            "stream": False,
+        }
+        if mode == MODE_JSON_SCHEMA:
+            body["response_format"] = {
+                "type": "json_schema",
+                "json_schema": {"name": SCHEMA_NAME, "schema": SCHEMA, "strict": True},
+            }
+        elif mode == MODE_JSON_OBJECT:
+            body["response_format"] = {"type": "json_object", "schema": SCHEMA}
+        return body
+
+    async def _post_with_retries(
+        self, http: httpx.AsyncClient, messages: list[dict[str, str]], mode: str
+    ) -> tuple[Any, int]:
+        """POST once plus up to max_retries retries; return (decoded body, requests made)."""
+        url = f"{self.base_url}/chat/completions"
+        payload = self._request_body(messages, mode)
+        attempt = 0
+        while True:
+            attempt += 1
+            retry_after: float | None = None
+            try:
+                response = await http.post(url, json=payload)
+            except httpx.TimeoutException as exc:
+                code, detail = ERR_TIMEOUT, f"no answer within {self.timeout}s ({type(exc).__name__})"
+            except httpx.TransportError as exc:
+                code, detail = ERR_CONNECTION, f"{type(exc).__name__}: {exc}"
+            else:
+                status = response.status_code
+                if 200 <= status < 300:
+                    try:
+                        return response.json(), attempt
+                    except ValueError:
+                        # A 200 that is not JSON is a proxy or server glitch, not the model's answer.
+                        code = ERR_HTTP
+                        detail = f"HTTP {status} with a body that is not JSON: {_clip(response.text)}"
+                elif status in (400, 422):
+                    raise _Rejected(status, response.text, attempt)
+                elif status == 429 or status >= 500:
+                    code = ERR_RATE_LIMITED if status == 429 else ERR_HTTP
+                    detail = f"HTTP {status}: {_clip(response.text)}"
+                    retry_after = _retry_after_seconds(response.headers.get("retry-after"))
+                    if retry_after is not None and retry_after > self.retry_after_max:
+                        raise _Transient(
+                            code, attempt, f"{detail} (Retry-After {retry_after:.0f}s is too long to wait)"
+                        )
+                else:
+                    raise _Permanent(attempt, f"HTTP {status}: {_clip(response.text)}")
+            if attempt > self.max_retries:
+                raise _Transient(code, attempt, f"{detail} (gave up after {attempt} requests)")
+            await asyncio.sleep(self._backoff(attempt, retry_after))
+
+    def _backoff(self, attempt: int, retry_after: float | None) -> float:
+        """Exponential backoff with jitter, never shorter than a (small) Retry-After."""
+        delay = min(self.backoff_max, self.backoff_base * 2 ** (attempt - 1))
+        delay += self._rng.uniform(0, delay / 2)
+        if retry_after is not None:
+            delay = max(delay, retry_after)
+        return delay
+
+    def _outcome_from_body(self, body: Any, attempts: int, mode: str) -> JudgeOutcome:
+        try:
+            message = body["choices"][0]["message"]
+            content = message.get("content")
+        except (KeyError, IndexError, TypeError, AttributeError):
+            return JudgeOutcome(
+                None, ERR_HTTP, True, attempts, None,
+                f"response is not a chat completion: {_clip(json.dumps(body))}", mode,
+            )
+        if content is None or (isinstance(content, str) and not content.strip()):
+            return JudgeOutcome(None, ERR_EMPTY, False, attempts, content, "the model returned no text", mode)
+        if not isinstance(content, str):
+            return JudgeOutcome(
+                None, ERR_UNPARSEABLE, False, attempts, json.dumps(content),
+                "message content is not a string", mode,
+            )
+        try:
+            verdict = parse_verdict(content)
+        except VerdictParseError as exc:
+            return JudgeOutcome(None, ERR_UNPARSEABLE, False, attempts, content, exc.reason, mode)
+        return JudgeOutcome(verdict, None, False, attempts, content, None, mode)
+
+
+class _Transient(Exception):
+    def __init__(self, code: str, attempts: int, detail: str) -> None:
+        super().__init__(detail)
+        self.code = code
+        self.attempts = attempts
+        self.detail = detail
+
+
+class _Permanent(Exception):
+    def __init__(self, attempts: int, detail: str) -> None:
+        super().__init__(detail)
+        self.attempts = attempts
+        self.detail = detail
+
+
+def _retry_after_seconds(value: str | None) -> float | None:
+    """Parse Retry-After (delta-seconds or HTTP-date) into seconds from now; None if absent or bad."""
+    if value is None:
+        return None
+    value = value.strip()
+    try:
+        return max(0.0, float(value))
+    except ValueError:
+        pass
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError):
+        return None
+    if when.tzinfo is None:
+        return None
+    return max(0.0, when.timestamp() - time.time())
+
+
+def _clip(text: str) -> str:
+    text = text.strip()
+    return text if len(text) <= _DETAIL_MAX else text[:_DETAIL_MAX] + "..."
+
+
+def list_models(
+    base_url: str, *, timeout: float = 10.0, transport: httpx.BaseTransport | None = None
+) -> list[str]:
+    """Return the model ids the server lists at ``GET {base_url}/models``; raise JudgeError otherwise."""
+    url = f"{base_url.rstrip('/')}/models"
+    try:
+        with httpx.Client(timeout=timeout, transport=transport) as http:
+            response = http.get(url)
+    except httpx.HTTPError as exc:
+        raise JudgeError(f"cannot reach the judge at {url}: {type(exc).__name__}: {exc}") from exc
+    if response.status_code != 200:
+        raise JudgeError(f"GET {url} answered HTTP {response.status_code}: {_clip(response.text)}")
+    try:
+        data = response.json()["data"]
+        ids = [item["id"] for item in data]
+    except (ValueError, KeyError, TypeError) as exc:
+        raise JudgeError(f"GET {url} did not return an OpenAI model list: {_clip(response.text)}") from exc
+    if not all(isinstance(i, str) for i in ids):
+        raise JudgeError(f"GET {url} returned non-string model ids")
+    return ids

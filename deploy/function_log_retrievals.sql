@@ -57,7 +57,12 @@ BEGIN
             USING ERRCODE = 'foreign_key_violation';
     END IF;
 
-    INSERT INTO ctxgraph.runs (skill, id) VALUES (log_retrievals.skill, log_retrievals.run_id)
+    IF cardinality(log_retrievals.tip_ids) = 0 THEN
+        RETURN;  -- nothing was retrieved: nothing to log, not even the run
+    END IF;
+
+    INSERT INTO ctxgraph.runs (skill, id, started_at)
+    VALUES (log_retrievals.skill, log_retrievals.run_id, log_retrievals.retrieved_at)
     ON CONFLICT DO NOTHING;
 
     RETURN QUERY

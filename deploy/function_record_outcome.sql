@@ -10,7 +10,8 @@ CREATE FUNCTION ctxgraph.record_outcome(
     skill        text,
     attempt_id   bigint,
     passed       boolean,
-    failure_mode text DEFAULT NULL
+    failure_mode text DEFAULT NULL,
+    ended_at     timestamptz DEFAULT NULL
 )
 RETURNS integer
 LANGUAGE plpgsql
@@ -32,6 +33,10 @@ BEGIN
         RAISE EXCEPTION 'ctxgraph: no % attempt with id %', record_outcome.skill, record_outcome.attempt_id
             USING ERRCODE = 'no_data_found';
     END IF;
+    IF record_outcome.ended_at < target.started_at THEN
+        RAISE EXCEPTION 'ctxgraph: attempt ends (%) before it starts (%)', record_outcome.ended_at, target.started_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     -- Validates passed and failure_mode before anything is written.
     outcome := ctxgraph.graded_outcome(record_outcome.skill, record_outcome.passed, target.attempt_number,
                                        record_outcome.failure_mode);
@@ -39,7 +44,7 @@ BEGIN
     UPDATE ctxgraph.attempts AS a
        SET passed = record_outcome.passed,
            failure_mode = record_outcome.failure_mode,
-           ended_at = coalesce(a.ended_at, greatest(now(), a.started_at))
+           ended_at = coalesce(record_outcome.ended_at, a.ended_at)
      WHERE a.skill = record_outcome.skill AND a.id = target.id;
 
     UPDATE ctxgraph.tip_retrievals AS r
@@ -51,10 +56,10 @@ BEGIN
 END
 $$;
 
-COMMENT ON FUNCTION ctxgraph.record_outcome(text, bigint, boolean, text) IS
-    'Records an attempt''s result and fills outcome_value (ctxgraph.graded_outcome) and outcome_confidence on exactly its linked retrievals; returns how many. Recording again corrects the earlier result.';
+COMMENT ON FUNCTION ctxgraph.record_outcome(text, bigint, boolean, text, timestamptz) IS
+    'Records an attempt''s result (and its end, when given) and fills outcome_value (ctxgraph.graded_outcome) and outcome_confidence on exactly its linked retrievals; returns how many. Recording again corrects the earlier result.';
 
-REVOKE ALL ON FUNCTION ctxgraph.record_outcome(text, bigint, boolean, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION ctxgraph.record_outcome(text, bigint, boolean, text) TO ctxgraph_writer;
+REVOKE ALL ON FUNCTION ctxgraph.record_outcome(text, bigint, boolean, text, timestamptz) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ctxgraph.record_outcome(text, bigint, boolean, text, timestamptz) TO ctxgraph_writer;
 
 COMMIT;

@@ -36,7 +36,13 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
 
-    INSERT INTO ctxgraph.runs (skill, id) VALUES (save_attempt.skill, save_attempt.run_id)
+    IF save_attempt.ended_at < save_attempt.started_at THEN
+        RAISE EXCEPTION 'ctxgraph: attempt ends (%) before it starts (%)', save_attempt.ended_at, save_attempt.started_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    INSERT INTO ctxgraph.runs (skill, id, started_at)
+    VALUES (save_attempt.skill, save_attempt.run_id, coalesce(save_attempt.started_at, now()))
     ON CONFLICT DO NOTHING;
 
     INSERT INTO ctxgraph.attempts AS a (skill, run_id, rule_id, attempt_number, approach, started_at, ended_at)

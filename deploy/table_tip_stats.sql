@@ -122,10 +122,14 @@ $$;
 COMMENT ON FUNCTION ctxgraph.refresh_tip_stats(text, bigint[]) IS
     'Recomputes ctxgraph.tip_stats exactly from the log for the given tips (NULL: all tips of the skill, or of every skill); returns the tips refreshed. The triggers call it; call it by hand only to rebuild.';
 
--- The triggers: one per event because a trigger with transition tables takes one event.
+-- The triggers: one per event because a trigger with transition tables takes one event. They
+-- run as the owner (SECURITY DEFINER): the writer and the scorer change the log, but only the
+-- owner maintains the aggregates.
 CREATE FUNCTION ctxgraph._tip_stats_after_retrievals_change()
 RETURNS trigger
 LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, ctxgraph, pg_temp
 AS $$
 DECLARE
     batch record;
@@ -164,6 +168,8 @@ $$;
 CREATE FUNCTION ctxgraph._tip_stats_after_attempts_update()
 RETURNS trigger
 LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, ctxgraph, pg_temp
 AS $$
 DECLARE
     batch record;
@@ -186,6 +192,8 @@ $$;
 CREATE FUNCTION ctxgraph._tip_stats_after_parameters_change()
 RETURNS trigger
 LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, ctxgraph, pg_temp
 AS $$
 BEGIN
     IF EXISTS (SELECT 1 FROM new_rows AS n WHERE n.name LIKE 'follow.%') THEN
@@ -214,6 +222,10 @@ CREATE TRIGGER tip_stats_after_update AFTER UPDATE ON ctxgraph.parameters
 COMMENT ON FUNCTION ctxgraph._tip_stats_after_retrievals_change() IS 'Private trigger: refreshes tip_stats for the tips a statement on tip_retrievals touched.';
 COMMENT ON FUNCTION ctxgraph._tip_stats_after_attempts_update() IS 'Private trigger: refreshes tip_stats when an attempt''s failure mode changes.';
 COMMENT ON FUNCTION ctxgraph._tip_stats_after_parameters_change() IS 'Private trigger: rebuilds tip_stats when a follow.* parameter changes.';
+
+REVOKE ALL ON FUNCTION ctxgraph.refresh_tip_stats(text, bigint[]),
+    ctxgraph._tip_stats_after_retrievals_change(), ctxgraph._tip_stats_after_attempts_update(),
+    ctxgraph._tip_stats_after_parameters_change() FROM PUBLIC;
 
 -- Partitions for existing skills, and the statement triggers on every partition (statements
 -- aimed straight at stig.tip_retrievals fire the partition's triggers, not the parent's).

@@ -2,6 +2,6 @@
 
 BEGIN;
 
-DROP FUNCTION ctxgraph.record_outcome(text, bigint, boolean, text);
+DROP FUNCTION ctxgraph.record_outcome(text, bigint, boolean, text, timestamptz);
 
 COMMIT;

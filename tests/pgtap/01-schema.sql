@@ -1,0 +1,286 @@
+-- The schema as a contract: schemas, the four skill-partitioned tables (parents in ctxgraph, one
+-- real table per skill), their columns, types, nullability, defaults and keys, the skills registry,
+-- plain INSERTs that name only contract columns, and a third skill added by ctxgraph.add_skill.
+BEGIN;
+SELECT plan(245);
+
+-- ---------------------------------------------------------------------------------------------
+-- Schemas and extension (4)
+-- ---------------------------------------------------------------------------------------------
+SELECT has_schema('ctxgraph', 'schema ctxgraph holds the shared objects');
+SELECT has_schema('stig', 'schema stig holds the stig skill''s tables');
+SELECT has_schema('cve', 'schema cve holds the cve skill''s tables');
+SELECT has_extension('vector', 'extension vector (pgvector) is installed');
+
+-- ---------------------------------------------------------------------------------------------
+-- Parents and partitions (16): one parent per table in ctxgraph, list-partitioned by skill, with
+-- exactly one partition per registered skill in the skill's schema.
+-- ---------------------------------------------------------------------------------------------
+SELECT is_partitioned('ctxgraph', t, format('ctxgraph.%s is a partitioned parent table', t))
+  FROM unnest(ARRAY['runs', 'attempts', 'tips', 'tip_retrievals']) AS t;
+
+SELECT partitions_are('ctxgraph', t, ARRAY['stig.' || t, 'cve.' || t]::name[],
+                      format('ctxgraph.%s has exactly the partitions stig.%s and cve.%s', t, t, t))
+  FROM unnest(ARRAY['runs', 'attempts', 'tips', 'tip_retrievals']) AS t;
+
+SELECT is_partition_of(s, t, 'ctxgraph', t, format('%s.%s is a partition of ctxgraph.%s', s, t, t))
+  FROM unnest(ARRAY['stig', 'cve']) AS s, unnest(ARRAY['runs', 'attempts', 'tips', 'tip_retrievals']) AS t;
+
+-- ---------------------------------------------------------------------------------------------
+-- Exact column lists (12): each skill's tables and the parents, DEF-27 columns included.
+-- ---------------------------------------------------------------------------------------------
+SELECT columns_are(s, 'runs', ARRAY['skill', 'id', 'started_at', 'ended_at'],
+                   format('%s.runs has exactly the contract columns', s))
+  FROM unnest(ARRAY['ctxgraph', 'stig', 'cve']) AS s;
+
+SELECT columns_are(s, 'attempts',
+                   ARRAY['skill', 'id', 'run_id', 'rule_id', 'attempt_number', 'passed', 'failure_mode',
+                         'approach', 'started_at', 'ended_at'],
+                   format('%s.attempts has exactly the contract columns', s))
+  FROM unnest(ARRAY['ctxgraph', 'stig', 'cve']) AS s;
+
+SELECT columns_are(s, 'tips',
+                   ARRAY['skill', 'id', 'rule_id', 'body', 'embedding', 'created_at', 'retired_at'],
+                   format('%s.tips has exactly the contract columns', s))
+  FROM unnest(ARRAY['ctxgraph', 'stig', 'cve']) AS s;
+
+SELECT columns_are(s, 'tip_retrievals',
+                   ARRAY['skill', 'id', 'run_id', 'attempt_id', 'tip_id', 'rule_id', 'rank',
+                         'similarity_score', 'outcome_value', 'outcome_confidence', 'retrieved_at',
+                         'tip_followed_llm', 'tip_followed_emb', 'tip_followed_computed_at'],
+                   format('%s.tip_retrievals has exactly the ADR columns plus the three DEF-27 columns', s))
+  FROM unnest(ARRAY['ctxgraph', 'stig', 'cve']) AS s;
+
+-- ---------------------------------------------------------------------------------------------
+-- Types and nullability of every column, both skills (35 columns x 2 skills x 2 = 140).
+-- One row per column: (table, column, type, NOT NULL?).
+-- ---------------------------------------------------------------------------------------------
+CREATE TEMP TABLE contract_columns (tbl name, col name, typ text, not_null boolean, ord serial);
+INSERT INTO contract_columns (tbl, col, typ, not_null) VALUES
+    ('runs',           'skill',                    'text',                     true),
+    ('runs',           'id',                       'text',                     true),
+    ('runs',           'started_at',               'timestamp with time zone', true),
+    ('runs',           'ended_at',                 'timestamp with time zone', false),
+    ('attempts',       'skill',                    'text',                     true),
+    ('attempts',       'id',                       'bigint',                   true),
+    ('attempts',       'run_id',                   'text',                     true),
+    ('attempts',       'rule_id',                  'text',                     true),
+    ('attempts',       'attempt_number',           'integer',                  true),
+    ('attempts',       'passed',                   'boolean',                  false),
+    ('attempts',       'failure_mode',             'text',                     false),
+    ('attempts',       'approach',                 'text',                     false),
+    ('attempts',       'started_at',               'timestamp with time zone', false),
+    ('attempts',       'ended_at',                 'timestamp with time zone', false),
+    ('tips',           'skill',                    'text',                     true),
+    ('tips',           'id',                       'bigint',                   true),
+    ('tips',           'rule_id',                  'text',                     false),
+    ('tips',           'body',                     'text',                     true),
+    ('tips',           'embedding',                'vector(384)',              false),
+    ('tips',           'created_at',               'timestamp with time zone', true),
+    ('tips',           'retired_at',               'timestamp with time zone', false),
+    ('tip_retrievals', 'skill',                    'text',                     true),
+    ('tip_retrievals', 'id',                       'bigint',                   true),
+    ('tip_retrievals', 'run_id',                   'text',                     true),
+    ('tip_retrievals', 'attempt_id',               'bigint',                   false),
+    ('tip_retrievals', 'tip_id',                   'bigint',                   true),
+    ('tip_retrievals', 'rule_id',                  'text',                     true),
+    ('tip_retrievals', 'rank',                     'integer',                  true),
+    ('tip_retrievals', 'similarity_score',         'double precision',         false),
+    ('tip_retrievals', 'outcome_value',            'double precision',         false),
+    ('tip_retrievals', 'outcome_confidence',       'double precision',         false),
+    ('tip_retrievals', 'retrieved_at',             'timestamp with time zone', true),
+    ('tip_retrievals', 'tip_followed_llm',         'boolean',                  false),
+    ('tip_retrievals', 'tip_followed_emb',         'double precision',         false),
+    ('tip_retrievals', 'tip_followed_computed_at', 'timestamp with time zone', false);
+
+SELECT col_type_is(s.skill, c.tbl, c.col, c.typ, format('%s.%s.%s is %s', s.skill, c.tbl, c.col, c.typ))
+  FROM (SELECT * FROM contract_columns ORDER BY ord) AS c
+ CROSS JOIN (VALUES (1, 'stig'), (2, 'cve')) AS s (n, skill);
+
+SELECT CASE WHEN c.not_null
+            THEN col_not_null(s.skill, c.tbl, c.col, format('%s.%s.%s is NOT NULL', s.skill, c.tbl, c.col))
+            ELSE col_is_null(s.skill, c.tbl, c.col, format('%s.%s.%s is nullable', s.skill, c.tbl, c.col))
+       END
+  FROM (SELECT * FROM contract_columns ORDER BY ord) AS c
+ CROSS JOIN (VALUES (1, 'stig'), (2, 'cve')) AS s (n, skill);
+
+-- ---------------------------------------------------------------------------------------------
+-- Defaults (14): skill defaults to the partition's own skill; ids come from one shared sequence
+-- per table, so an id is unique across skills.
+-- ---------------------------------------------------------------------------------------------
+SELECT col_default_is(s, t, 'skill', s, format('%s.%s.skill defaults to %L', s, t, s))
+  FROM unnest(ARRAY['stig', 'cve']) AS s, unnest(ARRAY['runs', 'attempts', 'tips', 'tip_retrievals']) AS t;
+
+SELECT col_default_is(s, t, 'id', format('nextval(''ctxgraph.%s_id_seq''::regclass)', t),
+                      format('%s.%s.id defaults to the shared sequence ctxgraph.%s_id_seq', s, t, t))
+  FROM unnest(ARRAY['stig', 'cve']) AS s, unnest(ARRAY['attempts', 'tips', 'tip_retrievals']) AS t;
+
+-- ---------------------------------------------------------------------------------------------
+-- Keys (15): primary keys (skill, id) on parents and partitions; one attempt per run, rule and number.
+-- ---------------------------------------------------------------------------------------------
+SELECT col_is_pk(s, t, ARRAY['skill', 'id']::name[], format('%s.%s has primary key (skill, id)', s, t))
+  FROM unnest(ARRAY['ctxgraph', 'stig', 'cve']) AS s, unnest(ARRAY['runs', 'attempts', 'tips', 'tip_retrievals']) AS t;
+
+SELECT col_is_unique(s, 'attempts', ARRAY['skill', 'run_id', 'rule_id', 'attempt_number']::name[],
+                     format('%s.attempts is unique on (skill, run_id, rule_id, attempt_number)', s))
+  FROM unnest(ARRAY['ctxgraph', 'stig', 'cve']) AS s;
+
+-- ---------------------------------------------------------------------------------------------
+-- Foreign keys (8). fk_ok cannot see keys between partitioned tables in pgTAP 1.2.0 (see
+-- tests.foreign_keys), so the constraints are read from pg_constraint. Keys carry skill, so a row
+-- can only reference a row of its own skill.
+-- ---------------------------------------------------------------------------------------------
+SELECT set_eq($$SELECT * FROM tests.foreign_keys('ctxgraph.runs')$$,
+              $$VALUES ('skill', 'ctxgraph.skills', 'name')$$,
+              'ctxgraph.runs references only the skills registry');
+
+SELECT set_eq($$SELECT * FROM tests.foreign_keys('ctxgraph.attempts')$$,
+              $$VALUES ('skill', 'ctxgraph.skills', 'name'),
+                       ('skill, run_id', 'ctxgraph.runs', 'skill, id'),
+                       ('failure_mode', 'ctxgraph.failure_modes', 'name')$$,
+              'ctxgraph.attempts references skills, runs (skill, id) and failure_modes');
+
+SELECT set_eq($$SELECT * FROM tests.foreign_keys('ctxgraph.tips')$$,
+              $$VALUES ('skill', 'ctxgraph.skills', 'name')$$,
+              'ctxgraph.tips references only the skills registry');
+
+SELECT set_eq($$SELECT * FROM tests.foreign_keys('ctxgraph.tip_retrievals')$$,
+              $$VALUES ('skill', 'ctxgraph.skills', 'name'),
+                       ('skill, run_id', 'ctxgraph.runs', 'skill, id'),
+                       ('skill, attempt_id', 'ctxgraph.attempts', 'skill, id'),
+                       ('skill, tip_id', 'ctxgraph.tips', 'skill, id')$$,
+              'ctxgraph.tip_retrievals references runs, attempts and tips by (skill, id)');
+
+SELECT set_eq(format('SELECT * FROM tests.foreign_keys(%L)', s || '.tip_retrievals'),
+              $$VALUES ('skill', 'ctxgraph.skills', 'name'),
+                       ('skill, run_id', 'ctxgraph.runs', 'skill, id'),
+                       ('skill, attempt_id', 'ctxgraph.attempts', 'skill, id'),
+                       ('skill, tip_id', 'ctxgraph.tips', 'skill, id')$$,
+              format('%s.tip_retrievals inherits the parent''s foreign keys', s))
+  FROM unnest(ARRAY['stig', 'cve']) AS s;
+
+SELECT set_eq(format('SELECT * FROM tests.foreign_keys(%L)', s || '.attempts'),
+              $$VALUES ('skill', 'ctxgraph.skills', 'name'),
+                       ('skill, run_id', 'ctxgraph.runs', 'skill, id'),
+                       ('failure_mode', 'ctxgraph.failure_modes', 'name')$$,
+              format('%s.attempts inherits the parent''s foreign keys', s))
+  FROM unnest(ARRAY['stig', 'cve']) AS s;
+
+-- ---------------------------------------------------------------------------------------------
+-- Registries (2)
+-- ---------------------------------------------------------------------------------------------
+SELECT results_eq($$SELECT name, grading FROM ctxgraph.skills ORDER BY name$$,
+                  $$VALUES ('cve', 'binary'), ('stig', 'graded')$$,
+                  'the skills registry holds stig (graded) and cve (binary)');
+
+SELECT results_eq($$SELECT name, outcome_parameter, is_harm FROM ctxgraph.failure_modes ORDER BY name$$,
+                  $$VALUES ('clean_failure', 'outcome.fail.clean_failure', false),
+                           ('evaluator_gap', 'outcome.fail.evaluator_gap', false),
+                           ('health_failure', 'outcome.fail.health_failure', true)$$,
+                  'three failure modes, only health_failure counts as harm');
+
+-- ---------------------------------------------------------------------------------------------
+-- Plain INSERTs naming only contract columns (11): defaults fill skill and id.
+-- ---------------------------------------------------------------------------------------------
+SELECT lives_ok($$INSERT INTO stig.runs (id) VALUES ('run-plain')$$,
+                'INSERT INTO stig.runs (id) works without naming skill');
+SELECT lives_ok($$INSERT INTO stig.tips (rule_id, body) VALUES ('V-230221', 'Set PASS_MAX_DAYS to 60.')$$,
+                'INSERT INTO stig.tips (rule_id, body) works without naming skill or id');
+SELECT lives_ok($$INSERT INTO stig.attempts (run_id, rule_id, attempt_number) VALUES ('run-plain', 'V-230221', 1)$$,
+                'INSERT INTO stig.attempts (run_id, rule_id, attempt_number) works without naming skill or id');
+SELECT lives_ok($$INSERT INTO stig.tip_retrievals (run_id, tip_id, rule_id, rank, similarity_score)
+                  SELECT 'run-plain', t.id, 'V-230221', 1, 0.9 FROM stig.tips AS t
+                   WHERE t.body = 'Set PASS_MAX_DAYS to 60.'$$,
+                'INSERT INTO stig.tip_retrievals (run_id, tip_id, rule_id, rank, similarity_score) works without naming skill or id');
+
+SELECT results_eq($$SELECT skill, id FROM stig.runs WHERE id = 'run-plain'$$,
+                  $$VALUES ('stig', 'run-plain')$$,
+                  'the plain stig.runs row got skill stig');
+SELECT results_eq($$SELECT skill, id = currval('ctxgraph.tips_id_seq'), rule_id, embedding IS NULL, retired_at IS NULL
+                      FROM stig.tips WHERE body = 'Set PASS_MAX_DAYS to 60.'$$,
+                  $$VALUES ('stig', true, 'V-230221', true, true)$$,
+                  'the plain stig.tips row got skill stig and an id from ctxgraph.tips_id_seq, no embedding, not retired');
+SELECT results_eq($$SELECT skill, id = currval('ctxgraph.attempts_id_seq'), passed, failure_mode
+                      FROM stig.attempts WHERE run_id = 'run-plain'$$,
+                  $$VALUES ('stig', true, NULL::boolean, NULL::text)$$,
+                  'the plain stig.attempts row got skill stig and an id, no verdict yet');
+SELECT results_eq($$SELECT skill, id = currval('ctxgraph.tip_retrievals_id_seq'), attempt_id, outcome_value,
+                           tip_followed_llm, tip_followed_emb, tip_followed_computed_at
+                      FROM stig.tip_retrievals WHERE run_id = 'run-plain'$$,
+                  $$VALUES ('stig', true, NULL::bigint, NULL::double precision,
+                            NULL::boolean, NULL::double precision, NULL::timestamptz)$$,
+                  'the plain stig.tip_retrievals row got skill stig and an id; attempt, outcome and DEF-27 columns start NULL');
+
+SELECT lives_ok($$INSERT INTO cve.tips (body) VALUES ('Upgrade openssl to the fixed release.')$$,
+                'INSERT INTO cve.tips (body) works: rule_id may be NULL for a general tip');
+SELECT results_eq($$SELECT skill, rule_id FROM cve.tips WHERE body = 'Upgrade openssl to the fixed release.'$$,
+                  $$VALUES ('cve', NULL::text)$$,
+                  'the plain cve.tips row got skill cve');
+SELECT throws_ok($$INSERT INTO stig.tips (skill, body) VALUES ('cve', 'Wrong schema.')$$,
+                 '23514', NULL,
+                 'a cve row cannot be written into stig.tips (partition constraint, 23514)');
+
+-- ---------------------------------------------------------------------------------------------
+-- A third skill (18): add_skill creates the same tables with the same columns and privileges.
+-- Rolled back with the rest of the test.
+-- ---------------------------------------------------------------------------------------------
+SELECT lives_ok($$SELECT ctxgraph.add_skill('k9', 'binary', 'Test skill.')$$,
+                'ctxgraph.add_skill(''k9'', ''binary'') runs');
+SELECT has_schema('k9', 'add_skill created schema k9');
+SELECT results_eq($$SELECT grading FROM ctxgraph.skills WHERE name = 'k9'$$,
+                  $$VALUES ('binary')$$,
+                  'k9 is registered as binary');
+
+SELECT is_partition_of('k9', t, 'ctxgraph', t, format('k9.%s is a partition of ctxgraph.%s', t, t))
+  FROM unnest(ARRAY['runs', 'attempts', 'tips', 'tip_retrievals']) AS t;
+
+SELECT set_eq(format('SELECT * FROM tests.table_shape(%L)', 'k9.' || t),
+              format('SELECT * FROM tests.table_shape(%L)', 'stig.' || t),
+              format('k9.%s has the same columns, types and nullability as stig.%s', t, t))
+  FROM unnest(ARRAY['runs', 'attempts', 'tips', 'tip_retrievals']) AS t;
+
+SELECT set_eq(format('SELECT * FROM tests.table_grants(%L)', 'k9.' || t),
+              format('SELECT * FROM tests.table_grants(%L)', 'stig.' || t),
+              format('k9.%s has the same table and column privileges as stig.%s', t, t))
+  FROM unnest(ARRAY['runs', 'attempts', 'tips', 'tip_retrievals']) AS t;
+
+SELECT set_eq($$SELECT pg_get_userbyid(x.grantee), x.privilege_type
+                  FROM pg_namespace AS n, aclexplode(n.nspacl) AS x
+                 WHERE n.nspname = 'k9' AND x.grantee <> n.nspowner$$,
+              $$SELECT pg_get_userbyid(x.grantee), x.privilege_type
+                  FROM pg_namespace AS n, aclexplode(n.nspacl) AS x
+                 WHERE n.nspname = 'stig' AND x.grantee <> n.nspowner$$,
+              'schema k9 grants the same privileges as schema stig');
+
+SELECT lives_ok($$INSERT INTO k9.tips (body) VALUES ('A k9 tip.')$$,
+                'INSERT INTO k9.tips (body) works');
+SELECT results_eq($$SELECT skill FROM ctxgraph.tips WHERE body = 'A k9 tip.'$$,
+                  $$VALUES ('k9')$$,
+                  'the k9 row got skill k9 and is visible through the parent');
+
+-- ---------------------------------------------------------------------------------------------
+-- Dropping a skill (5) must leave the other skills intact.
+--
+-- DROP SCHEMA ... CASCADE alone would drop the parents' foreign keys (they depend on every
+-- referenced partition); drop_skill detaches and drops the partitions first.
+-- ---------------------------------------------------------------------------------------------
+SET LOCAL client_min_messages = warning;  -- DROP SCHEMA ... CASCADE lists what it drops
+SELECT lives_ok($$SELECT ctxgraph.drop_skill('k9')$$, 'ctxgraph.drop_skill(''k9'') runs');
+SELECT hasnt_schema('k9', 'drop_skill removed schema k9');
+SELECT set_eq($$SELECT * FROM tests.foreign_keys('ctxgraph.tip_retrievals')$$,
+              $$VALUES ('skill', 'ctxgraph.skills', 'name'),
+                       ('skill, run_id', 'ctxgraph.runs', 'skill, id'),
+                       ('skill, attempt_id', 'ctxgraph.attempts', 'skill, id'),
+                       ('skill, tip_id', 'ctxgraph.tips', 'skill, id')$$,
+              'after dropping k9, ctxgraph.tip_retrievals still references runs, attempts and tips');
+SELECT set_eq($$SELECT * FROM tests.foreign_keys('ctxgraph.attempts')$$,
+              $$VALUES ('skill', 'ctxgraph.skills', 'name'),
+                       ('skill, run_id', 'ctxgraph.runs', 'skill, id'),
+                       ('failure_mode', 'ctxgraph.failure_modes', 'name')$$,
+              'after dropping k9, ctxgraph.attempts still references runs');
+SELECT throws_ok($$INSERT INTO stig.tip_retrievals (run_id, tip_id, rule_id, rank) VALUES ('no-such-run', -42, 'V-230221', 1)$$,
+                 '23503', NULL,
+                 'after dropping k9, stig still refuses a retrieval of an unknown run and tip (23503)');
+
+SELECT * FROM finish();
+ROLLBACK;

@@ -513,6 +513,10 @@ class JudgeClient:
                         detail = f"HTTP {status} with a body that is not JSON: {_clip(response.text)}"
                 elif status in (400, 422):
                     raise _Rejected(status, response.text, attempt)
+                elif status >= 500 and mode != MODE_NONE and _names_response_format(response.text):
+                    # llama-cpp-python's server answers an unsupported response_format type with
+                    # HTTP 500 and a validation error naming the field: a rejection, not an outage.
+                    raise _Rejected(status, response.text, attempt)
                 elif status == 429 or status >= 500:
                     code = ERR_RATE_LIMITED if status == 429 else ERR_HTTP
                     detail = f"HTTP {status}: {_clip(response.text)}"
@@ -589,6 +593,11 @@ def _retry_after_seconds(value: str | None) -> float | None:
     if when.tzinfo is None:
         return None
     return max(0.0, when.timestamp() - time.time())
+
+
+def _names_response_format(body: str) -> bool:
+    """True when an error body blames the request's response_format (a validation error)."""
+    return "response_format" in body and ("validation" in body.lower() or "literal_error" in body)
 
 
 def _clip(text: str) -> str:

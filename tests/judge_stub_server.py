@@ -128,6 +128,8 @@ class StubServer:
         self.models = list(models)
         self.accept_formats = set(accept_formats)
         self.reject_status = reject_status
+        #: Body of a rejection, when a test needs a particular server's wording (e.g. llama.cpp's).
+        self.reject_body: Any = None
         self.responder = responder
         self.requests: list[Request] = []
         self.in_flight = 0
@@ -189,6 +191,8 @@ class StubServer:
 
     def _next_action(self, request: Request) -> Action:
         if request.format_type not in self.accept_formats:
+            if self.reject_body is not None:
+                return Reply(self.reject_status, self.reject_body)
             return http_error(
                 self.reject_status,
                 f"response_format type {request.format_type!r} is not supported by this stub",

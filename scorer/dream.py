@@ -1,0 +1,388 @@
+"""The scoring pass (ADR-0019's dream pass): fill the DEF-27 columns of a run's retrievals.
+
+For every retrieval of the run whose ``tip_followed_computed_at`` is NULL, the pass finds the fix
+script of the attempt the tip was retrieved for (by ``attempt_id``, else by run, rule and the
+attempt window containing ``retrieved_at``; never by position), runs both legs and writes the
+results back in batches:
+
+- the judge leg asks an OpenAI-compatible server whether the script followed the tip
+  (``tip_followed_llm``); answers are cached by content, model and prompt, so a question is
+  never asked twice;
+- the embedding leg stores the cosine between tip and script (``tip_followed_emb``).
+
+Failure semantics (ADR-0019, DESIGN.md): a row whose leg failed *transiently* (HTTP error, timeout,
+judge unreachable, model missing) keeps ``tip_followed_computed_at`` NULL, so the next pass retries
+it; a *permanent* failure (no script in the log, an unparseable verdict) is recorded with its
+reason in ``ctxgraph.retrieval_scores`` and the row is stamped. A leg that is off for the whole
+run (no prompt for the skill, no judge configured, ``--no-judge``) leaves its column NULL, says
+so, and the pass still completes.
+
+Each batch is claimed with ``FOR UPDATE SKIP LOCKED`` and committed on its own: two passes never
+score a row twice, and a pass killed half way loses only its open batch.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import time
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+import psycopg
+
+from scorer import judge as judge_leg
+from scorer.runlog import AttemptRecord, ScriptIndex, read_run_log
+from scorer.store import CachedVerdict, ClaimedRow, RowScore, Store, VerdictKey
+
+__all__ = ["PassConfig", "PassSummary", "run_pass"]
+
+# Whole-leg states that are worth retrying in the next pass (the row is then left unstamped);
+# every other off state (disabled, no prompt, no judge configured) is final for this pass.
+RETRY_OFF_STATES = {"judge_unreachable", "model_missing"}
+
+
+@dataclass
+class PassConfig:
+    """What one pass scores and how."""
+
+    skill: str
+    run_id: str
+    log_path: Path
+    judge_url: str | None = None
+    judge_model: str | None = None
+    concurrency: int = 8
+    judge_timeout: float = 60.0
+    judge_retries: int = 3
+    judge_backoff: float = 0.5
+    use_judge: bool = True
+    use_embed: bool = True
+    batch_size: int = 256
+    embed_model_path: str | None = None
+    prompts_dir: Path | None = None
+
+
+@dataclass
+class PassSummary:
+    """What a pass did: rows per leg, NULLs by reason, seconds per leg, and plain-words notes."""
+
+    skill: str
+    run_id: str
+    unscored_before: int = 0
+    claimed: int = 0
+    stamped: int = 0
+    llm_written: int = 0
+    emb_written: int = 0
+    llm_status: Counter[str] = field(default_factory=Counter)
+    emb_status: Counter[str] = field(default_factory=Counter)
+    judge_calls: int = 0
+    judge_cache_hits: int = 0
+    judge_seconds: float = 0.0
+    embed_seconds: float = 0.0
+    total_seconds: float = 0.0
+    judge_model: str | None = None
+    embed_model: str | None = None
+    notes: list[str] = field(default_factory=list)
+    log_problems: Counter[str] = field(default_factory=Counter)
+
+    @property
+    def left_for_retry(self) -> int:
+        return self.claimed - self.stamped
+
+    def render(self) -> str:
+        """The end-of-pass summary, for a terminal."""
+        lines = [
+            f"ctxgraph score: skill {self.skill}, run {self.run_id}",
+            f"  retrievals unscored before: {self.unscored_before}; scored now: {self.stamped}; "
+            f"left for the next pass: {self.left_for_retry}",
+            f"  judge leg ({self.judge_model or 'off'}): {self.llm_written} verdicts written, "
+            f"{self.judge_calls} questions asked, {self.judge_cache_hits} answered from cache, "
+            f"{self.judge_seconds:.1f} s",
+            f"  embedding leg ({self.embed_model or 'off'}): {self.emb_written} cosines written, "
+            f"{self.embed_seconds:.1f} s",
+        ]
+        llm_nulls = {k: v for k, v in self.llm_status.items() if k != "judged"}
+        emb_nulls = {k: v for k, v in self.emb_status.items() if k != "computed"}
+        if llm_nulls:
+            lines.append("  tip_followed_llm NULL by reason: " + _counts(llm_nulls))
+        if emb_nulls:
+            lines.append("  tip_followed_emb NULL by reason: " + _counts(emb_nulls))
+        if self.log_problems:
+            lines.append("  run-log problems (lines skipped or incomplete): " + _counts(self.log_problems))
+        lines.extend(f"  note: {note}" for note in self.notes)
+        lines.append(f"  total {self.total_seconds:.1f} s")
+        return "\n".join(lines)
+
+
+def _counts(counter: dict[str, int]) -> str:
+    return ", ".join(f"{k} {v}" for k, v in sorted(counter.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+def sha256(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+class _JudgeLeg:
+    """The judge leg for one pass: either a client, or the reason it is off."""
+
+    def __init__(self, config: PassConfig, summary: PassSummary) -> None:
+        self.client: judge_leg.JudgeClient | None = None
+        self.off_status: str | None = None
+        self.prompt_sha: str | None = None
+        if not config.use_judge:
+            self.off_status = "judge_disabled"
+            summary.notes.append("judge leg off (--no-judge): follow weights come from the embedding fallback")
+            return
+        prompt = judge_leg.load_prompt(config.skill, config.prompts_dir)
+        if prompt is None:
+            self.off_status = "no_prompt"
+            summary.notes.append(
+                f"judge leg skipped: skill {config.skill} has no prompt "
+                f"(scorer/prompts/{config.skill}/tip_follow_judge.md); tip_followed_llm stays NULL"
+            )
+            return
+        if not config.judge_url:
+            self.off_status = "judge_not_configured"
+            summary.notes.append(
+                "judge leg skipped: no judge server (--judge-url or CTXGRAPH_JUDGE_URL); "
+                "tip_followed_llm stays NULL and follow weights come from the embedding fallback"
+            )
+            return
+        model = config.judge_model
+        if not model:
+            try:
+                models = judge_leg.list_models(config.judge_url, timeout=min(config.judge_timeout, 30.0))
+            except judge_leg.JudgeError as exc:
+                self.off_status = "judge_unreachable"
+                summary.notes.append(
+                    f"judge leg failed for the whole run: {exc}; tip_followed_llm stays NULL and these rows "
+                    "stay unscored, so the next pass asks again"
+                )
+                return
+            if not models:
+                self.off_status = "judge_unreachable"
+                summary.notes.append(f"judge leg failed: {config.judge_url} lists no model; pass --judge-model")
+                return
+            model = models[0]
+        self.prompt_sha = judge_leg.prompt_hash(prompt)
+        self.client = judge_leg.JudgeClient(
+            config.judge_url, model, prompt, timeout=config.judge_timeout,
+            max_retries=config.judge_retries, concurrency=config.concurrency,
+            backoff_base=config.judge_backoff,
+        )
+        summary.judge_model = model
+
+
+class _EmbedLeg:
+    """The embedding leg for one pass: the model, and each distinct script's vectors once."""
+
+    def __init__(self, config: PassConfig, summary: PassSummary) -> None:
+        self.embedder = None
+        self.off_status: str | None = None
+        self.mode: str | None = None
+        self.script_vectors: dict[str, np.ndarray] = {}
+        if not config.use_embed:
+            self.off_status = "embed_disabled"
+            summary.notes.append("embedding leg off (--no-embed): tip_followed_emb stays NULL")
+            return
+        from scorer import embed  # the model import is heavy; only when the leg runs
+
+        try:
+            self.embedder = embed.Embedder(config.embed_model_path)
+            summary.embed_model = self.embedder.model_name
+        except embed.EmbeddingUnavailable as exc:
+            self.off_status = "model_missing"
+            summary.notes.append(
+                f"embedding leg failed for the whole run: {exc}; rows stay unscored for the next pass"
+            )
+            return
+        self.mode = embed.DEFAULT_MODE
+        self._follow_cosine = embed.follow_cosine
+
+    def cosines(self, store: Store, skill: str, pairs: list[tuple[ClaimedRow, str]]) -> list[float | None]:
+        """Cosine per (row, script): tip vectors from tips.embedding (filled where missing)."""
+        assert self.embedder is not None
+        tip_ids = {row.tip_id for row, _ in pairs}
+        vectors = store.tip_vectors(skill, tip_ids)
+        missing = {row.tip_id: row.tip_body for row, _ in pairs if row.tip_id not in vectors}
+        if missing:
+            ids = list(missing)
+            encoded = self.embedder.encode([missing[i] for i in ids])
+            fresh = {tip_id: encoded[n] for n, tip_id in enumerate(ids)}
+            store.save_tip_vectors(skill, fresh)
+            vectors.update(fresh)
+        new_scripts = list({sha256(s): s for _, s in pairs if sha256(s) not in self.script_vectors}.items())
+        if new_scripts:
+            chunked = self.embedder.script_chunk_vectors([s for _, s in new_scripts])
+            for (digest, _), chunks in zip(new_scripts, chunked):
+                self.script_vectors[digest] = chunks
+        result: list[float | None] = []
+        for row, script in pairs:
+            cosine = self._follow_cosine(vectors[row.tip_id], self.script_vectors[sha256(script)], self.mode)
+            if cosine is not None and math.isfinite(cosine):
+                cosine = max(-1.0, min(1.0, cosine))  # float error may step past the column's range
+            else:
+                cosine = None
+            result.append(cosine)
+        return result
+
+
+def _script_for(row: ClaimedRow, index: ScriptIndex) -> AttemptRecord | None:
+    """The attempt the retrieval belongs to: by attempt id (or its number), else by time window."""
+    if row.attempt_id is not None:
+        record = index.by_attempt_id(row.attempt_id)
+        if record is None and row.attempt_number is not None:
+            record = index.by_number(row.run_id, row.rule_id, row.attempt_number)
+        return record  # a linked row never falls back to a window: that could pick another attempt
+    return index.by_window(row.run_id, row.rule_id, row.retrieved_at)
+
+
+def run_pass(
+    conn: psycopg.Connection,
+    config: PassConfig,
+    progress: Callable[[str], None] | None = None,
+) -> PassSummary:
+    """Score every unscored retrieval of one run; each batch commits on its own.
+
+    Raises store.DatabaseError for an unknown skill and OSError for an unreadable log; per-row and
+    per-leg failures never raise: they end up as NULLs with a reason in the summary.
+    """
+    started = time.perf_counter()
+    summary = PassSummary(config.skill, config.run_id)
+    store = Store(conn)
+    store.skill_grading(config.skill)
+    summary.unscored_before = store.count_unscored(config.skill, config.run_id)
+    conn.commit()
+
+    log = read_run_log(config.log_path, config.run_id)
+    summary.log_problems.update(log.problems_by_kind())
+    index = ScriptIndex.from_run_log(log)
+    if not log.attempts:
+        summary.notes.append(f"the run log has no attempt lines for run {config.run_id}")
+
+    judge = _JudgeLeg(config, summary)
+    embed = _EmbedLeg(config, summary)
+
+    tried: list[int] = []
+    while True:
+        rows = store.claim_batch(config.skill, config.run_id, config.batch_size, tried)
+        if not rows:
+            conn.rollback()
+            break
+        tried.extend(row.retrieval_id for row in rows)
+        scores = _score_batch(store, config, rows, index, judge, embed, summary)
+        store.write_scores(config.skill, scores)
+        conn.commit()
+        summary.claimed += len(rows)
+        summary.stamped += sum(1 for s in scores if s.stamp)
+        if progress:
+            progress(
+                f"{config.run_id}: {summary.claimed}/{summary.unscored_before} retrievals processed, "
+                f"{summary.stamped} scored ({summary.llm_written} judged, {summary.emb_written} embedded)"
+            )
+    summary.total_seconds = time.perf_counter() - started
+    return summary
+
+
+def _score_batch(
+    store: Store,
+    config: PassConfig,
+    rows: list[ClaimedRow],
+    index: ScriptIndex,
+    judge: _JudgeLeg,
+    embed: _EmbedLeg,
+    summary: PassSummary,
+) -> list[RowScore]:
+    scripts: dict[int, str | None] = {}
+    for row in rows:
+        record = _script_for(row, index)
+        script = record.fix_script if record is not None else None
+        scripts[row.retrieval_id] = script if script and script.strip() else None
+    with_script = [(row, scripts[row.retrieval_id]) for row in rows if scripts[row.retrieval_id] is not None]
+
+    emb_value: dict[int, float | None] = {}
+    emb_status: dict[int, str] = {}
+    if embed.off_status is None and with_script:
+        began = time.perf_counter()
+        pairs = [(row, s) for row, s in with_script if s is not None]
+        for (row, _), cosine in zip(pairs, embed.cosines(store, config.skill, pairs)):
+            emb_value[row.retrieval_id] = cosine
+            emb_status[row.retrieval_id] = "computed" if cosine is not None else "nan"
+        summary.embed_seconds += time.perf_counter() - began
+
+    llm_value: dict[int, bool | None] = {}
+    llm_status: dict[int, str] = {}
+    llm_retry: set[int] = set()
+    if judge.client is not None and with_script:
+        began = time.perf_counter()
+        keys = {
+            row.retrieval_id: VerdictKey(sha256(row.tip_body), sha256(s), judge.client.model, judge.prompt_sha or "")
+            for row, s in with_script
+            if s is not None
+        }
+        cached = store.cached_verdicts(keys.values())
+        texts = {keys[row.retrieval_id]: (row.tip_body, s) for row, s in with_script if s is not None}
+        to_ask = [key for key in dict.fromkeys(keys.values()) if key not in cached]
+        summary.judge_cache_hits += sum(1 for key in keys.values() if key in cached)
+        fresh: dict[VerdictKey, CachedVerdict] = {}
+        transient: dict[VerdictKey, str] = {}
+        if to_ask:
+            outcomes = judge.client.judge_many_sync([texts[key] for key in to_ask])
+            summary.judge_calls += len(to_ask)
+            for key, outcome in zip(to_ask, outcomes):
+                if outcome.verdict is not None:
+                    fresh[key] = CachedVerdict(outcome.verdict.followed, outcome.verdict.reasoning, None,
+                                               outcome.response_format)
+                elif outcome.transient:
+                    transient[key] = outcome.error or "http_error"
+                else:
+                    fresh[key] = CachedVerdict(None, None, outcome.error or "unparseable", outcome.response_format)
+            store.save_verdicts(fresh)
+        answers = {**cached, **fresh}
+        for retrieval_id, key in keys.items():
+            if key in answers:
+                answer = answers[key]
+                llm_value[retrieval_id] = answer.followed
+                llm_status[retrieval_id] = "judged" if answer.followed is not None else (answer.error or "unparseable")
+            else:
+                llm_value[retrieval_id] = None
+                llm_status[retrieval_id] = transient.get(key, "http_error")
+                llm_retry.add(retrieval_id)
+        summary.judge_seconds += time.perf_counter() - began
+
+    scores: list[RowScore] = []
+    for row in rows:
+        rid = row.retrieval_id
+        script = scripts[rid]
+        if script is None:
+            l_status = judge.off_status or "no_script"
+            e_status = embed.off_status or "no_script"
+        else:
+            l_status = judge.off_status or llm_status.get(rid, "judge_skipped")
+            e_status = embed.off_status or emb_status.get(rid, "nan")
+        llm = llm_value.get(rid)
+        emb = emb_value.get(rid)
+        summary.llm_status[l_status] += 1
+        summary.emb_status[e_status] += 1
+        summary.llm_written += llm is not None
+        summary.emb_written += emb is not None
+        scores.append(
+            RowScore(
+                retrieval_id=rid,
+                llm=llm,
+                emb=emb,
+                stamp=(rid not in llm_retry and l_status not in RETRY_OFF_STATES
+                       and e_status not in RETRY_OFF_STATES),
+                llm_status=l_status,
+                emb_status=e_status,
+                judge_model=judge.client.model if judge.client is not None and llm is not None else None,
+                prompt_sha256=judge.prompt_sha if llm is not None else None,
+                embed_model=embed.embedder.model_name if embed.embedder is not None and emb is not None else None,
+                embed_mode=embed.mode if emb is not None else None,
+                script_sha256=sha256(script) if script is not None else None,
+            )
+        )
+    return scores

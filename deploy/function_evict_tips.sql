@@ -56,7 +56,7 @@ $$;
 COMMENT ON FUNCTION ctxgraph.evict_tips(text, timestamptz, boolean) IS
     'Retires (never deletes) the tips whose ctxgraph.tip_evidence as of as_of gives a reason, logging each in ctxgraph.tip_evictions; with dry_run (the default) only returns what it would retire.';
 
-CREATE FUNCTION ctxgraph.restore_tip(skill text, tip_id bigint)
+CREATE FUNCTION ctxgraph.restore_tip(skill text, tip_id bigint, as_of timestamptz DEFAULT now())
 RETURNS boolean
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -79,17 +79,20 @@ BEGIN
     END IF;
     UPDATE ctxgraph.tips AS t SET retired_at = NULL
      WHERE t.skill = restore_tip.skill AND t.id = restore_tip.tip_id;
-    UPDATE ctxgraph.tip_evictions AS e SET restored_at = greatest(now(), e.retired_at)
+    IF restore_tip.as_of IS NULL THEN
+        RAISE EXCEPTION 'ctxgraph: restore_tip needs as_of' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    UPDATE ctxgraph.tip_evictions AS e SET restored_at = greatest(restore_tip.as_of, e.retired_at)
      WHERE e.skill = restore_tip.skill AND e.tip_id = restore_tip.tip_id AND e.restored_at IS NULL;
     RETURN true;
 END
 $$;
 
-COMMENT ON FUNCTION ctxgraph.restore_tip(text, bigint) IS
+COMMENT ON FUNCTION ctxgraph.restore_tip(text, bigint, timestamptz) IS
     'Undoes a retirement: clears tips.retired_at and stamps the eviction log; returns false when the tip was not retired. The tip is then judged only on evidence newer than the restore.';
 
-REVOKE ALL ON FUNCTION ctxgraph.evict_tips(text, timestamptz, boolean), ctxgraph.restore_tip(text, bigint) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION ctxgraph.evict_tips(text, timestamptz, boolean), ctxgraph.restore_tip(text, bigint)
+REVOKE ALL ON FUNCTION ctxgraph.evict_tips(text, timestamptz, boolean), ctxgraph.restore_tip(text, bigint, timestamptz) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ctxgraph.evict_tips(text, timestamptz, boolean), ctxgraph.restore_tip(text, bigint, timestamptz)
     TO ctxgraph_writer;
 
 COMMIT;

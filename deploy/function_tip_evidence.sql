@@ -16,7 +16,8 @@
 --    baseline - upper bound, to reach eviction.min_shortfall; plus minimum support in distinct
 --    attempts, runs and followed attempts. A few lucky or unlucky rows never retire a tip.
 --  * Harm is its own criterion: followed in at least eviction.min_harm_attempts attempts that
---    broke the system, at a clearly higher share than the rule's baseline.
+--    broke the system, over at least eviction.min_runs runs, at a clearly higher share than the
+--    rule's baseline; it does not wait for eviction.min_attempts.
 BEGIN;
 
 INSERT INTO ctxgraph.parameters (name, value, description) VALUES
@@ -47,6 +48,9 @@ RETURNS TABLE (
     reason              text
 )
 LANGUAGE sql STABLE
+-- Owner's rights: the ranker and analysts read eviction_candidates without SELECT on the raw log.
+SECURITY DEFINER
+SET search_path = pg_catalog, ctxgraph, pg_temp
 AS $$
 WITH params AS (
     SELECT max(p.value) FILTER (WHERE p.name = 'eviction.min_attempts') AS min_attempts,
@@ -167,7 +171,8 @@ verdicts AS (
 SELECT v.tip_id, v.rule_id, v.attempts, v.runs, v.followed_n, v.followed_outcome, v.upper_bound,
        v.baseline_n, v.baseline, v.shortfall, v.harm_n, v.harm_share, v.baseline_harm_share, v.retired,
        CASE
-           WHEN v.supported AND v.harmful THEN
+           -- Harm stands on its own: enough harmful attempts over enough runs, whatever the total.
+           WHEN v.harmful AND v.runs >= v.min_runs THEN
                format('harm: followed in %s attempts that broke the system (share %s vs %s for its rules)',
                       round(v.harm_n::numeric, 1), round(v.harm_share::numeric, 2),
                       round(coalesce(v.baseline_harm_share, 0)::numeric, 2))

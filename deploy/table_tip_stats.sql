@@ -188,6 +188,19 @@ BEGIN
 END
 $$;
 
+-- A failure mode that now counts (or no longer counts) as harm changes harm everywhere.
+CREATE FUNCTION ctxgraph._tip_stats_after_failure_modes_change()
+RETURNS trigger
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, ctxgraph, pg_temp
+AS $$
+BEGIN
+    PERFORM ctxgraph.refresh_tip_stats();
+    RETURN NULL;
+END
+$$;
+
 -- New follow coefficients or threshold re-weigh every row: rebuild all stats.
 CREATE FUNCTION ctxgraph._tip_stats_after_parameters_change()
 RETURNS trigger
@@ -215,17 +228,21 @@ CREATE TRIGGER tip_stats_after_delete AFTER DELETE ON ctxgraph.tip_retrievals
 CREATE TRIGGER tip_stats_after_update AFTER UPDATE ON ctxgraph.attempts
     REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT
     EXECUTE FUNCTION ctxgraph._tip_stats_after_attempts_update();
+CREATE TRIGGER tip_stats_after_update AFTER UPDATE ON ctxgraph.failure_modes
+    REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
+    EXECUTE FUNCTION ctxgraph._tip_stats_after_failure_modes_change();
 CREATE TRIGGER tip_stats_after_update AFTER UPDATE ON ctxgraph.parameters
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
     EXECUTE FUNCTION ctxgraph._tip_stats_after_parameters_change();
 
 COMMENT ON FUNCTION ctxgraph._tip_stats_after_retrievals_change() IS 'Private trigger: refreshes tip_stats for the tips a statement on tip_retrievals touched.';
 COMMENT ON FUNCTION ctxgraph._tip_stats_after_attempts_update() IS 'Private trigger: refreshes tip_stats when an attempt''s failure mode changes.';
+COMMENT ON FUNCTION ctxgraph._tip_stats_after_failure_modes_change() IS 'Private trigger: rebuilds tip_stats when a failure mode changes.';
 COMMENT ON FUNCTION ctxgraph._tip_stats_after_parameters_change() IS 'Private trigger: rebuilds tip_stats when a follow.* parameter changes.';
 
 REVOKE ALL ON FUNCTION ctxgraph.refresh_tip_stats(text, bigint[]),
     ctxgraph._tip_stats_after_retrievals_change(), ctxgraph._tip_stats_after_attempts_update(),
-    ctxgraph._tip_stats_after_parameters_change() FROM PUBLIC;
+    ctxgraph._tip_stats_after_parameters_change(), ctxgraph._tip_stats_after_failure_modes_change() FROM PUBLIC;
 
 -- Partitions for existing skills, and the statement triggers on every partition (statements
 -- aimed straight at stig.tip_retrievals fire the partition's triggers, not the parent's).

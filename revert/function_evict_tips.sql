@@ -2,7 +2,7 @@
 
 BEGIN;
 
-DROP FUNCTION ctxgraph.restore_tip(text, bigint);
+DROP FUNCTION ctxgraph.restore_tip(text, bigint, timestamptz);
 DROP FUNCTION ctxgraph.evict_tips(text, timestamptz, boolean);
 
 COMMIT;

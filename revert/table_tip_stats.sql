@@ -3,6 +3,8 @@
 BEGIN;
 
 DROP TRIGGER tip_stats_after_update ON ctxgraph.parameters;
+DROP TRIGGER tip_stats_after_update ON ctxgraph.failure_modes;
+DROP FUNCTION ctxgraph._tip_stats_after_failure_modes_change();
 -- CASCADE removes exactly the statement triggers that ensure_skill_partitions copied onto each
 -- skill partition (and the parents' own), all of which call these functions.
 DROP FUNCTION ctxgraph._tip_stats_after_retrievals_change() CASCADE;

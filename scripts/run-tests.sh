@@ -20,7 +20,8 @@ step "pgTAP ($pgtap_db)"
 create_database "$pgtap_db"
 ( export PGDATABASE="$pgtap_db"
   sqitch deploy --quiet >/dev/null
-  psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION IF NOT EXISTS pgtap' -f tests/fixtures/factories.sql >/dev/null
+  psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION IF NOT EXISTS pgtap' >/dev/null
+  for fixture in tests/fixtures/*.sql; do psql -X -q -v ON_ERROR_STOP=1 -f "$fixture" >/dev/null; done
   pg_prove --failures tests/pgtap/*.sql ) || status=1
 
 step "sqitch round trip ($roundtrip_db)"

@@ -1,4 +1,4 @@
-"""The ``ctxgraph`` command: ``score`` (the end-of-run scoring pass); more subcommands beside it.
+"""The ``ctxgraph`` command: ``score`` (the end-of-run scoring pass), ``load``, ``audit``, ``evaluate``.
 
 Exit status: 0 when the command completed (a pass with per-row NULLs has completed), 2 for usage
 errors (bad arguments, unreadable run log, unknown skill), 3 when the database cannot be reached.
@@ -64,6 +64,30 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--no-judge", action="store_true", help="skip the LLM judge leg")
     score.add_argument("--no-embed", action="store_true", help="skip the embedding leg")
     score.add_argument("--quiet", action="store_true", help="no progress lines")
+
+    load = sub.add_parser(
+        "load",
+        help="load tips and run logs through the write path, as an agent would",
+        description="Insert tips (tips.jsonl: tip_ref, rule_id, body), then for each run log call "
+        "log_retrievals, save_attempt, update_retrieval_attempt_ids and record_outcome in order.",
+    )
+    load.add_argument("--skill", required=True)
+    load.add_argument("--tips", required=True, type=Path, help="tips.jsonl")
+    load.add_argument("--log", required=True, type=Path, action="append", help="a run log (repeatable)")
+
+    audit = sub.add_parser("audit", help="the audit reports, in the terminal or as one HTML page")
+    audit.add_argument("--skill", required=True)
+    audit.add_argument("--run", dest="run_id", help="limit the per-run sections to one run")
+    audit.add_argument("--rule", dest="rule_id", help="also show the ranker's order for this rule, before and after")
+    audit.add_argument("--top", type=_positive_int, default=10, help="rows in the top and bottom tables")
+    audit.add_argument("--html", type=Path, help="also write a self-contained HTML page here")
+    audit.add_argument("--only", help="comma-separated section keys to print (overview, null_reasons, ranking, top, "
+                       "bottom, misleading, harmful, eviction, agreement, anomalies)")
+
+    evaluate = sub.add_parser("evaluate", help="judge and embedding legs against gold labels")
+    evaluate.add_argument("--skill", required=True)
+    evaluate.add_argument("--labels", required=True, type=Path, help="CSV of gold labels (see README)")
+    evaluate.add_argument("--tips", type=Path, help="tips.jsonl, when the labels name tips by tip_ref")
     return parser
 
 
@@ -108,7 +132,93 @@ def _score(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"score": _score}
+def _connect_or_exit(command: str):
+    from scorer import store
+
+    try:
+        return store.connect()
+    except store.DatabaseError as exc:
+        print(f"ctxgraph {command}: {exc}", file=sys.stderr)
+        return None
+
+
+def _load(args: argparse.Namespace) -> int:
+    import psycopg
+
+    from scorer import loader
+
+    for path in [args.tips, *args.log]:
+        if not path.is_file():
+            print(f"ctxgraph load: file not found: {path}", file=sys.stderr)
+            return EXIT_USAGE
+    conn = _connect_or_exit("load")
+    if conn is None:
+        return EXIT_DATABASE
+    with conn:
+        try:
+            tips = loader.load_tips(conn, args.skill, args.tips)
+            print(f"tips: {len(tips)} from {args.tips}")
+            for path in args.log:
+                for run in loader.load_run(conn, args.skill, path, tips):
+                    print(f"run {run.run_id}: {run.attempts} attempts, {run.retrievals} retrievals from {path}")
+        except (loader.LoadError, psycopg.Error) as exc:
+            print(f"ctxgraph load: {str(exc).strip()} (nothing from that file was kept)", file=sys.stderr)
+            return EXIT_USAGE
+    return EXIT_OK
+
+
+def _audit(args: argparse.Namespace) -> int:
+    from scorer import reports
+
+    conn = _connect_or_exit("audit")
+    if conn is None:
+        return EXIT_DATABASE
+    with conn:
+        try:
+            data = reports.collect(conn, args.skill, args.run_id, args.rule_id, args.top)
+        except ValueError as exc:
+            print(f"ctxgraph audit: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    if args.html:
+        from scorer import html_report
+
+        args.html.parent.mkdir(parents=True, exist_ok=True)
+        args.html.write_text(html_report.render_html(data), encoding="utf-8")
+    if args.only:
+        wanted = [key.strip() for key in args.only.split(",") if key.strip()]
+        unknown = [key for key in wanted if data.section(key) is None]
+        if unknown:
+            print(f"ctxgraph audit: unknown section {', '.join(unknown)}", file=sys.stderr)
+            return EXIT_USAGE
+        data.sections = [s for s in data.sections if s.key in wanted]
+    print(reports.render_text(data), end="")
+    if args.html:
+        print(f"HTML audit written to {args.html}")
+    return EXIT_OK
+
+
+def _evaluate(args: argparse.Namespace) -> int:
+    from scorer import evaluation, reports
+
+    try:
+        labels = evaluation.read_labels(args.labels, args.tips)
+    except (OSError, evaluation.LabelError) as exc:
+        print(f"ctxgraph evaluate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    conn = _connect_or_exit("evaluate")
+    if conn is None:
+        return EXIT_DATABASE
+    with conn:
+        result = evaluation.evaluate_labels(conn, args.skill, labels)
+    section = reports.Section("evaluation", "Legs against gold labels", result.columns, result.rows)
+    print(f"ctxgraph evaluate: {result.labels} labels, {result.matched} retrievals matched"
+          + (f", {len(result.unmatched)} labels matched nothing ({', '.join(result.unmatched[:5])})"
+             if result.unmatched else ""))
+    print(reports.render_text_section(section))
+    return EXIT_OK
+
+
+COMMANDS = {"score": _score, "load": _load, "audit": _audit, "evaluate": _evaluate}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,131 @@
+"""Load tips and run logs through the public write path, exactly as an agent would.
+
+For each run log, in order: a ``retrieval`` line calls ``ctxgraph.log_retrievals``; the following
+``attempt`` line calls ``ctxgraph.save_attempt``, links the retrievals logged for it with
+``ctxgraph.update_retrieval_attempt_ids`` and records the evaluator's result with
+``ctxgraph.record_outcome``; ``run_end`` sets the run's end. A run loads in one transaction: a bad
+line (reported with its number) or a run already loaded leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+
+import psycopg
+
+__all__ = ["LoadError", "RunLoaded", "load_run", "load_tips"]
+
+
+class LoadError(ValueError):
+    """A tips file or run log that cannot be loaded; the message names the file and line."""
+
+
+@dataclass(frozen=True)
+class RunLoaded:
+    run_id: str
+    attempts: int
+    retrievals: int
+
+
+def _lines(path: Path):
+    with path.open("rb") as handle:
+        for number, raw in enumerate(handle, start=1):
+            if not raw.strip():
+                continue
+            try:
+                item = json.loads(raw.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError) as exc:
+                raise LoadError(f"{path}:{number}: not a JSON line ({exc})") from exc
+            if not isinstance(item, dict):
+                raise LoadError(f"{path}:{number}: not a JSON object")
+            yield number, item
+
+
+def _time(path: Path, number: int, value: object) -> datetime | None:
+    if value is None:
+        return None
+    if not isinstance(value, str):
+        raise LoadError(f"{path}:{number}: timestamp must be a string, got {value!r}")
+    try:
+        parsed = datetime.fromisoformat(value.replace("Z", "+00:00"))
+    except ValueError as exc:
+        raise LoadError(f"{path}:{number}: bad timestamp {value!r}") from exc
+    if parsed.tzinfo is None:
+        raise LoadError(f"{path}:{number}: timestamp {value!r} has no UTC offset")
+    return parsed
+
+
+def load_tips(conn: psycopg.Connection, skill: str, path: Path) -> dict[str, int]:
+    """Insert the tips of a tips.jsonl file (``tip_ref``, ``rule_id``, ``body``); return tip_ref -> id.
+
+    A tip whose rule and body are already in memory is reused, not duplicated, so loading twice is safe.
+    """
+    refs: dict[str, int] = {}
+    with conn.transaction():
+        for number, item in _lines(path):
+            ref, body, rule_id = item.get("tip_ref"), item.get("body"), item.get("rule_id")
+            if not isinstance(ref, str) or not isinstance(body, str) or not body.strip():
+                raise LoadError(f"{path}:{number}: a tip needs a string tip_ref and a non-empty body")
+            if ref in refs:
+                raise LoadError(f"{path}:{number}: tip_ref {ref!r} appears twice")
+            row = conn.execute(
+                "SELECT id FROM ctxgraph.tips WHERE skill = %s AND body = %s AND rule_id IS NOT DISTINCT FROM %s"
+                " ORDER BY id LIMIT 1",
+                (skill, body, rule_id),
+            ).fetchone()
+            if row is None:
+                row = conn.execute(
+                    "INSERT INTO ctxgraph.tips (skill, rule_id, body) VALUES (%s, %s, %s) RETURNING id",
+                    (skill, rule_id, body),
+                ).fetchone()
+            refs[ref] = int(row[0])
+    return refs
+
+
+def load_run(conn: psycopg.Connection, skill: str, path: Path, tip_ids: dict[str, int]) -> list[RunLoaded]:
+    """Load every run in one run log through the write path, one transaction for the file."""
+    pending: dict[tuple[str, str, int], list[int]] = {}
+    loaded: dict[str, list[int]] = {}
+    with conn.transaction():
+        for number, item in _lines(path):
+            kind = item.get("type")
+            if kind == "retrieval":
+                run_id, rule_id, attempt = item.get("run_id"), item.get("rule_id"), item.get("attempt_number")
+                tips = item.get("tips")
+                if not isinstance(tips, list) or not all(isinstance(t, dict) for t in tips):
+                    raise LoadError(f"{path}:{number}: a retrieval line needs a list of tips")
+                unknown = [t.get("tip_ref") for t in tips if t.get("tip_ref") not in tip_ids]
+                if unknown:
+                    raise LoadError(f"{path}:{number}: unknown tip_ref {', '.join(map(str, unknown))}")
+                ids = [row[0] for row in conn.execute(
+                    "SELECT * FROM ctxgraph.log_retrievals(%s, %s, %s, %s::bigint[], %s::float8[], %s)",
+                    (skill, run_id, rule_id, [tip_ids[t["tip_ref"]] for t in tips],
+                     [t.get("similarity_score") for t in tips], _time(path, number, item.get("retrieved_at"))),
+                )]
+                pending.setdefault((run_id, rule_id, attempt), []).extend(ids)
+                loaded.setdefault(run_id, [0, 0])[1] += len(ids)
+            elif kind == "attempt":
+                run_id, rule_id, attempt = item.get("run_id"), item.get("rule_id"), item.get("attempt_number")
+                result = item.get("result") or {}
+                if not isinstance(result, dict) or not isinstance(result.get("passed"), bool):
+                    raise LoadError(f"{path}:{number}: an attempt line needs result.passed (true or false)")
+                attempt_id = conn.execute(
+                    "SELECT ctxgraph.save_attempt(%s, %s, %s, %s, %s, %s, %s)",
+                    (skill, run_id, rule_id, attempt, item.get("approach"),
+                     _time(path, number, item.get("started_at")), _time(path, number, item.get("ended_at"))),
+                ).fetchone()[0]
+                retrievals = pending.pop((run_id, rule_id, attempt), [])
+                if retrievals:
+                    conn.execute("SELECT ctxgraph.update_retrieval_attempt_ids(%s, %s::bigint[], %s)",
+                                 (skill, retrievals, attempt_id))
+                conn.execute("SELECT ctxgraph.record_outcome(%s, %s, %s, %s)",
+                             (skill, attempt_id, result["passed"], result.get("failure_mode")))
+                loaded.setdefault(run_id, [0, 0])[0] += 1
+            elif kind == "run_end" and item.get("ended_at"):
+                conn.execute("UPDATE ctxgraph.runs SET ended_at = %s WHERE skill = %s AND id = %s",
+                             (_time(path, number, item["ended_at"]), skill, item.get("run_id")))
+            # run_start, note, eval_detail and unknown types carry nothing the write path takes.
+    return [RunLoaded(run_id, counts[0], counts[1]) for run_id, counts in loaded.items()]

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# make demo: ctxgraph's main job on the bundled sample, in a fresh database "ctxgraph_demo" on the
+# embedded cluster (or on DATABASE_URL's server). Loads run-6 through the write path as an agent
+# would, scores it, shows what the ranker believes; then run-7 (the cryptography collapse), scores
+# it, and prints the audit and the evaluation against the hand-written gold labels.
+# Safe to run again: the demo database is dropped and rebuilt each time.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+source scripts/db-env.sh
+
+demo_db=ctxgraph_demo
+sample=samples/stig
+rule=harden_sshd_macs_openssh_conf_crypto_policy
+out=out/demo
+ctxgraph=.venv/bin/ctxgraph
+export HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1
+
+banner() { printf '\n################ %s\n\n' "$*"; }
+
+drop_database "$demo_db"
+create_database "$demo_db"
+export PGDATABASE=$demo_db
+DATABASE_URL=$(url_for "$demo_db")
+export DATABASE_URL
+sqitch deploy --quiet >/dev/null
+mkdir -p "$out"
+
+if [ -n "${CTXGRAPH_JUDGE_URL:-}" ]; then
+  echo "judge leg: $CTXGRAPH_JUDGE_URL"
+else
+  echo "judge leg: CTXGRAPH_JUDGE_URL is not set, so the judge leg is skipped and follow weights come"
+  echo "from the embedding fallback (cosine >= follow.emb_threshold), as ADR-0019's failure semantics say."
+fi
+
+banner "1. run-6: load through the write path, then score (the end-of-run pass)"
+"$ctxgraph" load --skill stig --tips "$sample/tips.jsonl" --log "$sample/run-6.jsonl"
+"$ctxgraph" score --skill stig --run run-6 --log "$sample/run-6.jsonl" --quiet
+
+banner "2. after run-6: what the ranker believes about the cryptography rule"
+"$ctxgraph" audit --skill stig --rule "$rule" --only ranking,misleading
+
+banner "3. run-7 (the more obedient Worker): load, then score"
+"$ctxgraph" load --skill stig --tips "$sample/tips.jsonl" --log "$sample/run-7.jsonl"
+"$ctxgraph" score --skill stig --run run-7 --log "$sample/run-7.jsonl" --quiet
+
+banner "4. the audit after run-7"
+"$ctxgraph" audit --skill stig --rule "$rule" --top 8 --html "$out/audit.html"
+
+banner "5. the legs against the sample's hand-written gold labels"
+"$ctxgraph" evaluate --skill stig --labels "$sample/gold_labels.csv" --tips "$sample/tips.jsonl"
+
+banner "done"
+echo "HTML audit: $out/audit.html"
+echo "Explore: psql -h '$PGHOST' -p '$PGPORT' -U '$PGUSER' -d $demo_db   (SELECT * FROM stig.tip_hit_rates ...)"

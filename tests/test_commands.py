@@ -1,0 +1,148 @@
+"""ctxgraph load, audit and evaluate on the bundled sample, against the real database."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+
+from scorer import evaluation, loader
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "samples" / "stig"
+RULE = "harden_sshd_macs_openssh_conf_crypto_policy"
+
+
+def ctxgraph(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "scorer.cli", *args], capture_output=True, text=True,
+                          env={**os.environ, "CTXGRAPH_JUDGE_URL": "", **(env or {})}, timeout=600)
+
+
+@pytest.fixture(scope="module")
+def sample_skill(database_url: str) -> str:
+    """A fresh skill holding the whole sample, loaded through the CLI and scored (embedding leg)."""
+    skill = f"demo_{uuid.uuid4().hex[:6]}"
+    with psycopg.connect(database_url, autocommit=True) as conn:
+        conn.execute("SELECT ctxgraph.add_skill(%s, 'graded')", (skill,))
+    for run in ("run-6", "run-7"):
+        loaded = ctxgraph("load", "--skill", skill, "--tips", str(SAMPLE / "tips.jsonl"),
+                          "--log", str(SAMPLE / f"{run}.jsonl"))
+        assert loaded.returncode == 0, loaded.stderr
+    for run in ("run-6", "run-7"):
+        scored = ctxgraph("score", "--skill", skill, "--run", run, "--log", str(SAMPLE / f"{run}.jsonl"),
+                          "--no-judge", "--quiet")
+        assert scored.returncode == 0, scored.stderr
+    return skill
+
+
+def test_load_goes_through_the_write_path(sample_skill: str, conn: psycopg.Connection) -> None:
+    counts = conn.execute(
+        "SELECT count(*), count(attempt_id), count(outcome_value) FROM ctxgraph.tip_retrievals WHERE skill = %s",
+        (sample_skill,)).fetchone()
+    attempts = conn.execute("SELECT count(*), count(passed) FROM ctxgraph.attempts WHERE skill = %s",
+                            (sample_skill,)).fetchone()
+    conn.rollback()
+    assert counts == (285, 285, 285)  # every retrieval linked to its attempt and given its outcome
+    assert attempts == (79, 79)
+
+
+def test_loading_a_run_twice_is_refused_and_keeps_nothing(sample_skill: str) -> None:
+    again = ctxgraph("load", "--skill", sample_skill, "--tips", str(SAMPLE / "tips.jsonl"),
+                     "--log", str(SAMPLE / "run-6.jsonl"))
+    assert again.returncode == 2
+    assert "already saved" in again.stderr and "nothing from that file was kept" in again.stderr
+
+
+def test_a_bad_line_keeps_nothing_of_its_file(conn: psycopg.Connection, tmp_path: Path) -> None:
+    skill = f"bad_{uuid.uuid4().hex[:6]}"
+    conn.execute("SELECT ctxgraph.add_skill(%s, 'graded')", (skill,))
+    conn.commit()
+    tips = tmp_path / "tips.jsonl"
+    tips.write_text(json.dumps({"tip_ref": "a", "rule_id": "r", "body": "Tip A."}) + "\n")
+    log = tmp_path / "run.jsonl"
+    log.write_text("\n".join([
+        json.dumps({"type": "retrieval", "run_id": "r1", "rule_id": "r", "attempt_number": 1,
+                    "retrieved_at": "2026-05-01T10:00:00Z", "tips": [{"tip_ref": "a", "similarity_score": 0.5}]}),
+        json.dumps({"type": "attempt", "run_id": "r1", "rule_id": "r", "attempt_number": 1,
+                    "started_at": "2026-05-01T10:00:05Z", "ended_at": "2026-05-01T10:01:00Z",
+                    "result": {"passed": True}}),
+        "{not json",
+    ]) + "\n")
+    refs = loader.load_tips(conn, skill, tips)
+    with pytest.raises(loader.LoadError, match=r"run.jsonl:3: not a JSON line"):
+        loader.load_run(conn, skill, log, refs)
+    left = conn.execute("SELECT (SELECT count(*) FROM ctxgraph.attempts WHERE skill = %(s)s),"
+                        " (SELECT count(*) FROM ctxgraph.tip_retrievals WHERE skill = %(s)s)", {"s": skill}).fetchone()
+    conn.rollback()
+    assert left == (0, 0)
+
+
+def test_audit_prints_every_section_and_the_rule_ranking(sample_skill: str) -> None:
+    result = ctxgraph("audit", "--skill", sample_skill, "--rule", RULE, "--top", "5")
+    assert result.returncode == 0, result.stderr
+    for title in ("Overview: coverage per run", "Why follow columns are NULL", f"Ranker order for {RULE}",
+                  "Top tips", "Bottom tips", "Misleading tips", "Harmful tips", "Eviction preview",
+                  "Judge / embedding agreement", "Anomalies"):
+        assert title in result.stdout
+    assert "judge_not_configured" not in result.stdout  # --no-judge: disabled, not unconfigured
+    assert "judge_disabled" in result.stdout
+    only = ctxgraph("audit", "--skill", sample_skill, "--only", "overview")
+    assert only.returncode == 0 and "Misleading" not in only.stdout and "run-7" in only.stdout
+    bad = ctxgraph("audit", "--skill", sample_skill, "--only", "nosuch")
+    assert bad.returncode == 2 and "unknown section nosuch" in bad.stderr
+    unknown = ctxgraph("audit", "--skill", "nosuch")
+    assert unknown.returncode == 2 and "unknown skill" in unknown.stderr
+
+
+def test_audit_writes_a_self_contained_html_page(sample_skill: str, tmp_path: Path) -> None:
+    page = tmp_path / "audit.html"
+    result = ctxgraph("audit", "--skill", sample_skill, "--rule", RULE, "--html", str(page))
+    assert result.returncode == 0, result.stderr
+    html = page.read_text(encoding="utf-8")
+    assert "<svg" in html and "http://" not in html.replace("http://www.w3.org", "")
+
+
+def test_evaluate_reports_both_legs_against_the_gold_labels(sample_skill: str) -> None:
+    result = ctxgraph("evaluate", "--skill", sample_skill, "--labels", str(SAMPLE / "gold_labels.csv"),
+                      "--tips", str(SAMPLE / "tips.jsonl"))
+    assert result.returncode == 0, result.stderr
+    assert "285 labels, 285 retrievals matched" in result.stdout
+    assert "embedding" in result.stdout and "auc" in result.stdout
+
+
+def test_evaluate_figures_match_a_hand_count(sample_skill: str, conn: psycopg.Connection) -> None:
+    labels = evaluation.read_labels(SAMPLE / "gold_labels.csv", SAMPLE / "tips.jsonl")
+    result = evaluation.evaluate_labels(conn, sample_skill, labels)
+    rows = {row[0]: dict(zip(result.columns, row)) for row in result.rows}
+    assert rows["judge"]["covered"] == 0  # --no-judge
+    emb = rows["embedding"]
+    assert emb["labelled"] == emb["covered"] == 285
+    # Recount accuracy at the threshold in Python from the same rows.
+    pairs = conn.execute(
+        "SELECT r.tip_followed_emb, a.run_id, a.rule_id, a.attempt_number, t.body FROM ctxgraph.tip_retrievals r"
+        " JOIN ctxgraph.attempts a ON a.skill = r.skill AND a.id = r.attempt_id"
+        " JOIN ctxgraph.tips t ON t.skill = r.skill AND t.id = r.tip_id WHERE r.skill = %s", (sample_skill,)).fetchall()
+    conn.rollback()
+    gold = {(lab["run_id"], lab["rule_id"], lab["attempt_number"], lab["tip_body"]): lab["followed"] for lab in labels}
+    correct = sum((cos >= emb["threshold"]) == gold[(run, rule, n, body)] for cos, run, rule, n, body in pairs)
+    assert emb["accuracy"] == pytest.approx(correct / len(pairs))
+    assert 0.0 <= emb["auc"] <= 1.0 and emb["best_accuracy"] >= emb["accuracy"]
+
+
+def test_label_files_are_checked(tmp_path: Path) -> None:
+    bad = tmp_path / "labels.csv"
+    bad.write_text("run_id,rule_id,attempt_number,tip_ref,followed\nrun-6,r,1,x,maybe\n")
+    with pytest.raises(evaluation.LabelError, match="pass the tips file"):
+        evaluation.read_labels(bad)
+    with pytest.raises(evaluation.LabelError, match="followed must be true or false"):
+        evaluation.read_labels(bad, SAMPLE / "tips.jsonl")
+    none = tmp_path / "none.csv"
+    none.write_text("a,b\n1,2\n")
+    with pytest.raises(evaluation.LabelError, match="no 'followed' column"):
+        evaluation.read_labels(none)

@@ -54,6 +54,8 @@ log "PostgreSQL major version $major"
 apt_install "postgresql-$major" "postgresql-client-$major" "postgresql-server-dev-$major" \
   "postgresql-$major-pgtap" sqitch libtap-parser-sourcehandler-pgtap-perl libdbd-pg-perl \
   make gcc dpkg-dev
+# chromium: headless browser for the HTML audit page's render test (tests/test_html_report.py).
+apt_install chromium
 
 # --- pgvector ---------------------------------------------------------------------------------
 pgvector_present() { [ -f "/usr/share/postgresql/$major/extension/vector.control" ]; }

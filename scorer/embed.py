@@ -146,6 +146,7 @@ class Embedder:
         try:
             from sentence_transformers import SentenceTransformer
 
+            _quiet_loading()
             self._model: Any = SentenceTransformer(str(self._path), device=device, local_files_only=True)
         except Exception as exc:  # the whole leg is unavailable; say why plainly
             raise EmbeddingUnavailable(
@@ -333,6 +334,17 @@ def _unit(vec: np.ndarray) -> np.ndarray | None:
     if not math.isfinite(norm) or norm == 0.0:
         return None
     return vec / norm
+
+
+def _quiet_loading() -> None:
+    """No progress bars for loading a local model: they only clutter the pass's own progress lines."""
+    os.environ.setdefault("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    try:
+        from transformers.utils import logging as transformers_logging
+
+        transformers_logging.disable_progress_bar()
+    except ImportError:  # transformers always comes with sentence-transformers; be safe anyway
+        pass
 
 
 def follow_cosine(tip_vec: np.ndarray, chunk_vecs: np.ndarray, mode: str = DEFAULT_MODE) -> float | None:

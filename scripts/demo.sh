@@ -50,6 +50,41 @@ banner "4. the audit after run-7"
 banner "5. the legs against the sample's hand-written gold labels"
 "$ctxgraph" evaluate --skill stig --labels "$sample/gold_labels.csv" --tips "$sample/tips.jsonl"
 
+banner "6. the same two runs with a judge that is right: the gold labels served as an LLM judge"
+# samples/label_judge.py answers the judge protocol from the hand-written labels: a stand-in for a
+# perfect judge, to show what follow-weighted credit does when the judge leg works. It measures no
+# real model (step 5 does that for whatever CTXGRAPH_JUDGE_URL points at).
+judged_db=ctxgraph_demo_judged
+port=$(.venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+.venv/bin/python samples/label_judge.py --port "$port" >/dev/null 2>&1 &
+judge_pid=$!
+trap 'kill "$judge_pid" 2>/dev/null || true' EXIT
+drop_database "$judged_db"
+create_database "$judged_db"
+export PGDATABASE=$judged_db
+DATABASE_URL=$(url_for "$judged_db")
+sqitch deploy --quiet >/dev/null
+for _ in $(seq 50); do
+  .venv/bin/python -c "import httpx,sys; httpx.get('http://127.0.0.1:$port/v1/models').raise_for_status()" \
+    2>/dev/null && break
+  sleep 0.2
+done
+for run in run-6 run-7; do
+  "$ctxgraph" load --skill stig --tips "$sample/tips.jsonl" --log "$sample/$run.jsonl" >/dev/null
+  CTXGRAPH_JUDGE_URL="http://127.0.0.1:$port/v1" "$ctxgraph" score --skill stig --run "$run" \
+    --log "$sample/$run.jsonl" --quiet | grep -E 'scored now|judge leg|embedding leg'
+  if [ "$run" = run-6 ]; then
+    echo
+    echo "after run-6, with the judge:"
+    "$ctxgraph" audit --skill stig --rule "$rule" --only ranking
+  fi
+done
+echo
+echo "after run-7, with the judge:"
+"$ctxgraph" audit --skill stig --rule "$rule" --only ranking,misleading,eviction,agreement --top 8 \
+  --html "$out/audit-judged.html"
+"$ctxgraph" evaluate --skill stig --labels "$sample/gold_labels.csv" --tips "$sample/tips.jsonl"
+
 banner "done"
-echo "HTML audit: $out/audit.html"
-echo "Explore: psql -h '$PGHOST' -p '$PGPORT' -U '$PGUSER' -d $demo_db   (SELECT * FROM stig.tip_hit_rates ...)"
+echo "HTML audit: $out/audit.html (embedding fallback), $out/audit-judged.html (with the judge)"
+echo "Explore: psql -h '$PGHOST' -p '$PGPORT' -U '$PGUSER' -d $demo_db   (or -d $judged_db; SELECT * FROM stig.tip_hit_rates ...)"

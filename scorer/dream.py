@@ -257,6 +257,11 @@ def run_pass(
     summary.unscored_before = store.count_unscored(config.skill, config.run_id)
     conn.commit()
 
+    if summary.unscored_before == 0:
+        summary.notes.append(f"nothing to score: every retrieval of run {config.run_id} is already scored")
+        summary.total_seconds = time.perf_counter() - started
+        return summary
+
     log = read_run_log(config.log_path, config.run_id)
     summary.log_problems.update(log.problems_by_kind())
     index = ScriptIndex.from_run_log(log)

@@ -107,6 +107,32 @@ COMMENT ON FUNCTION ctxgraph._grantee_sql(oid) IS 'Private: a role oid (0 for PU
 COMMENT ON FUNCTION ctxgraph.sync_skill_privileges(text) IS
     'Gives every partition of the skill tables (of one skill, or all when NULL) exactly its parent''s table and column privileges; returns the partitions synced.';
 
+-- Private: copies a relation's comment (with " (skill x)" appended) and its column comments to a
+-- skill's copy of it, a partition or a view projection. One definition for both.
+CREATE FUNCTION ctxgraph._copy_comments(source regclass, target regclass, skill text)
+RETURNS void
+LANGUAGE plpgsql
+AS $$
+DECLARE
+    col record;
+BEGIN
+    EXECUTE format('COMMENT ON %s %s IS %L',
+                   CASE WHEN (SELECT relkind FROM pg_catalog.pg_class WHERE oid = target) = 'v' THEN 'VIEW' ELSE 'TABLE' END,
+                   target, coalesce(pg_catalog.obj_description(source, 'pg_class'), '') || format(' (skill %s)', skill));
+    FOR col IN
+        SELECT a.attname, d.description
+          FROM pg_catalog.pg_attribute AS a
+          JOIN pg_catalog.pg_description AS d
+            ON d.objoid = source AND d.classoid = 'pg_catalog.pg_class'::regclass AND d.objsubid = a.attnum
+         WHERE a.attrelid = source AND NOT a.attisdropped
+           AND EXISTS (SELECT 1 FROM pg_catalog.pg_attribute AS t
+                        WHERE t.attrelid = target AND t.attname = a.attname AND NOT t.attisdropped)
+    LOOP
+        EXECUTE format('COMMENT ON COLUMN %s.%I IS %L', target, col.attname, col.description);
+    END LOOP;
+END
+$$;
+
 -- One per-skill projection of a registered view: every column but skill, filtered to the skill.
 CREATE FUNCTION ctxgraph._create_skill_view(skill text, view_name text)
 RETURNS void
@@ -124,17 +150,7 @@ BEGIN
      WHERE a.attrelid = source_view AND a.attnum > 0 AND NOT a.attisdropped AND a.attname <> 'skill';
     EXECUTE format('CREATE VIEW %s AS SELECT %s FROM %s WHERE skill = %L',
                    target, column_list, source_view, skill);
-    EXECUTE format('COMMENT ON VIEW %s IS %L', target,
-                   coalesce(pg_catalog.obj_description(source_view, 'pg_class'), '') || format(' (skill %s)', skill));
-    FOR grant_row IN
-        SELECT a.attname, d.description
-          FROM pg_catalog.pg_attribute AS a
-          JOIN pg_catalog.pg_description AS d
-            ON d.objoid = source_view AND d.classoid = 'pg_catalog.pg_class'::regclass AND d.objsubid = a.attnum
-         WHERE a.attrelid = source_view AND a.attname <> 'skill'
-    LOOP
-        EXECUTE format('COMMENT ON COLUMN %s.%I IS %L', target, grant_row.attname, grant_row.description);
-    END LOOP;
+    PERFORM ctxgraph._copy_comments(source_view, target::regclass, skill);
     FOR grant_row IN
         SELECT x.grantee, x.privilege_type
           FROM pg_catalog.pg_class AS c, pg_catalog.aclexplode(c.relacl) AS x
@@ -200,7 +216,6 @@ DECLARE
     parent     regclass;
     child      regclass;
     created    integer := 0;
-    col        record;
     trig       record;
 BEGIN
     FOR skill_name IN
@@ -220,17 +235,7 @@ BEGIN
                 EXECUTE format('ALTER TABLE %s ALTER COLUMN skill SET DEFAULT %L', child, skill_name);
                 created := created + 1;
             END IF;
-            EXECUTE format('COMMENT ON TABLE %s IS %L', child,
-                           coalesce(pg_catalog.obj_description(parent, 'pg_class'), '') || format(' (skill %s)', skill_name));
-            FOR col IN
-                SELECT a.attname, d.description
-                  FROM pg_catalog.pg_attribute AS a
-                  JOIN pg_catalog.pg_description AS d
-                    ON d.objoid = parent AND d.classoid = 'pg_catalog.pg_class'::regclass AND d.objsubid = a.attnum
-                 WHERE a.attrelid = parent AND NOT a.attisdropped
-            LOOP
-                EXECUTE format('COMMENT ON COLUMN %s.%I IS %L', child, col.attname, col.description);
-            END LOOP;
+            PERFORM ctxgraph._copy_comments(parent, child, skill_name);
             FOR trig IN
                 SELECT t.tgname, pg_catalog.pg_get_triggerdef(t.oid) AS def
                   FROM pg_catalog.pg_trigger AS t
@@ -341,7 +346,7 @@ COMMENT ON FUNCTION ctxgraph.drop_skill(text) IS
 REVOKE ALL ON FUNCTION ctxgraph.add_skill(text, text, text), ctxgraph.drop_skill(text),
     ctxgraph.sync_skill_privileges(text), ctxgraph.expose_skill_view(text),
     ctxgraph.unexpose_skill_view(text), ctxgraph._create_skill_view(text, text),
-    ctxgraph.ensure_skill_partitions(text),
+    ctxgraph.ensure_skill_partitions(text), ctxgraph._copy_comments(regclass, regclass, text),
     ctxgraph._skill_parent_tables(), ctxgraph._grantee_sql(oid) FROM PUBLIC;
 
 COMMIT;

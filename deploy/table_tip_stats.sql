@@ -48,11 +48,53 @@ COMMENT ON COLUMN ctxgraph.tip_stats.refreshed_at IS 'When this row was last rec
 
 GRANT SELECT ON ctxgraph.tip_stats TO ctxgraph_analyst;
 
+-- _tip_log_aggregate: one tip's aggregates, computed from its log rows alone. Written per tip so
+-- the plan is always an index lookup on (skill, tip_id) plus a primary-key lookup per row for the
+-- failure mode, whatever the statistics say: autovacuum never analyzes partitioned parents, and
+-- without parent statistics a join-shaped recompute misestimated by 1,000x and scanned the log.
+CREATE FUNCTION ctxgraph._tip_log_aggregate(skill text, tip_id bigint)
+RETURNS TABLE (
+    retrievals bigint, scored bigint, attempts bigint, outcome_sum double precision,
+    weighted_sum double precision, follow_known bigint, followed bigint, harm bigint,
+    last_retrieved_at timestamptz
+)
+LANGUAGE sql STABLE
+AS $$
+    SELECT count(*),
+           count(l.credit),
+           count(DISTINCT coalesce(l.attempt_id, -l.id)) FILTER (WHERE l.credit IS NOT NULL),
+           coalesce(sum(l.credit), 0),
+           coalesce(sum(l.credit * l.weight), 0),
+           count(l.is_followed) FILTER (WHERE l.credit IS NOT NULL),
+           count(*) FILTER (WHERE l.credit IS NOT NULL AND l.is_followed),
+           count(*) FILTER (WHERE l.credit IS NOT NULL AND l.is_followed AND l.harmful),
+           max(l.retrieved_at)
+      FROM (SELECT r.id, r.attempt_id, r.retrieved_at,
+                   r.outcome_value * coalesce(r.outcome_confidence, 1.0) AS credit,
+                   ctxgraph.follow_weight(r.tip_followed_llm, r.tip_followed_emb) AS weight,
+                   ctxgraph.tip_followed(r.tip_followed_llm, r.tip_followed_emb) AS is_followed,
+                   -- harm: the attempt's failure mode broke the system; unlinked rows: a negative outcome
+                   coalesce((SELECT fm.is_harm
+                               FROM ctxgraph.attempts AS a
+                               JOIN ctxgraph.failure_modes AS fm ON fm.name = a.failure_mode
+                              WHERE a.skill = r.skill AND a.id = r.attempt_id),
+                            r.outcome_value < 0) AS harmful
+              FROM ctxgraph.tip_retrievals AS r
+             WHERE r.skill = _tip_log_aggregate.skill AND r.tip_id = _tip_log_aggregate.tip_id) AS l
+$$;
+
+COMMENT ON FUNCTION ctxgraph._tip_log_aggregate(text, bigint) IS
+    'Private: one tip''s tip_stats figures computed from its log rows (the definition the maintained aggregates must equal).';
+
 -- refresh_tip_stats: recomputes the stats of the given tips (all tips of the skill when tip_ids
 -- is NULL; every skill when skill is NULL) exactly from the log. Returns the tips refreshed.
+-- Custom plans only (a generic plan cannot use the tip ids as an index condition) and no JIT (a
+-- refresh of a few tips never repays compiling).
 CREATE FUNCTION ctxgraph.refresh_tip_stats(skill text DEFAULT NULL, tip_ids bigint[] DEFAULT NULL)
 RETURNS integer
 LANGUAGE plpgsql
+SET plan_cache_mode = force_custom_plan
+SET jit = off
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -72,48 +114,12 @@ BEGIN
        FOR UPDATE;
 
     -- 2. Recompute from the log in a fresh statement (fresh snapshot under READ COMMITTED).
-    WITH log_rows AS (
-        SELECT r.skill, r.tip_id, r.id, r.attempt_id, r.retrieved_at,
-               r.outcome_value * coalesce(r.outcome_confidence, 1.0) AS credit,
-               ctxgraph.follow_weight(r.tip_followed_llm, r.tip_followed_emb) AS weight,
-               ctxgraph.tip_followed(r.tip_followed_llm, r.tip_followed_emb) AS is_followed,
-               coalesce(fm.is_harm, r.outcome_value < 0) AS harmful
-          FROM ctxgraph.tip_retrievals AS r
-          LEFT JOIN ctxgraph.attempts AS a ON a.skill = r.skill AND a.id = r.attempt_id
-          LEFT JOIN ctxgraph.failure_modes AS fm ON fm.name = a.failure_mode
-         WHERE (refresh_tip_stats.skill IS NULL OR r.skill = refresh_tip_stats.skill)
-           AND (refresh_tip_stats.tip_ids IS NULL OR r.tip_id = ANY (refresh_tip_stats.tip_ids))
-    ),
-    per_tip AS (
-        SELECT l.skill, l.tip_id,
-               count(*) AS retrievals,
-               count(l.credit) AS scored,
-               count(DISTINCT coalesce(l.attempt_id, -l.id)) FILTER (WHERE l.credit IS NOT NULL) AS attempts,
-               coalesce(sum(l.credit), 0) AS outcome_sum,
-               coalesce(sum(l.credit * l.weight), 0) AS weighted_sum,
-               count(l.is_followed) FILTER (WHERE l.credit IS NOT NULL) AS follow_known,
-               count(*) FILTER (WHERE l.credit IS NOT NULL AND l.is_followed) AS followed,
-               count(*) FILTER (WHERE l.credit IS NOT NULL AND l.is_followed AND l.harmful) AS harm,
-               max(l.retrieved_at) AS last_retrieved_at
-          FROM log_rows AS l
-         GROUP BY l.skill, l.tip_id
-    )
     UPDATE ctxgraph.tip_stats AS s
-       SET retrievals = coalesce(p.retrievals, 0),
-           scored = coalesce(p.scored, 0),
-           attempts = coalesce(p.attempts, 0),
-           outcome_sum = coalesce(p.outcome_sum, 0),
-           weighted_sum = coalesce(p.weighted_sum, 0),
-           follow_known = coalesce(p.follow_known, 0),
-           followed = coalesce(p.followed, 0),
-           harm = coalesce(p.harm, 0),
-           last_retrieved_at = p.last_retrieved_at,
+       SET (retrievals, scored, attempts, outcome_sum, weighted_sum, follow_known, followed, harm,
+            last_retrieved_at) = (SELECT agg.* FROM ctxgraph._tip_log_aggregate(s.skill, s.tip_id) AS agg),
            refreshed_at = now()
-      FROM ctxgraph.tip_stats AS target
-      LEFT JOIN per_tip AS p ON p.skill = target.skill AND p.tip_id = target.tip_id
-     WHERE s.skill = target.skill AND s.tip_id = target.tip_id
-       AND (refresh_tip_stats.skill IS NULL OR target.skill = refresh_tip_stats.skill)
-       AND (refresh_tip_stats.tip_ids IS NULL OR target.tip_id = ANY (refresh_tip_stats.tip_ids));
+     WHERE (refresh_tip_stats.skill IS NULL OR s.skill = refresh_tip_stats.skill)
+       AND (refresh_tip_stats.tip_ids IS NULL OR s.tip_id = ANY (refresh_tip_stats.tip_ids));
     GET DIAGNOSTICS refreshed = ROW_COUNT;
     RETURN refreshed;
 END
@@ -240,7 +246,7 @@ COMMENT ON FUNCTION ctxgraph._tip_stats_after_attempts_update() IS 'Private trig
 COMMENT ON FUNCTION ctxgraph._tip_stats_after_failure_modes_change() IS 'Private trigger: rebuilds tip_stats when a failure mode changes.';
 COMMENT ON FUNCTION ctxgraph._tip_stats_after_parameters_change() IS 'Private trigger: rebuilds tip_stats when a follow.* parameter changes.';
 
-REVOKE ALL ON FUNCTION ctxgraph.refresh_tip_stats(text, bigint[]),
+REVOKE ALL ON FUNCTION ctxgraph.refresh_tip_stats(text, bigint[]), ctxgraph._tip_log_aggregate(text, bigint),
     ctxgraph._tip_stats_after_retrievals_change(), ctxgraph._tip_stats_after_attempts_update(),
     ctxgraph._tip_stats_after_parameters_change(), ctxgraph._tip_stats_after_failure_modes_change() FROM PUBLIC;
 

@@ -11,6 +11,7 @@ DROP FUNCTION ctxgraph._tip_stats_after_retrievals_change() CASCADE;
 DROP FUNCTION ctxgraph._tip_stats_after_attempts_update() CASCADE;
 DROP FUNCTION ctxgraph._tip_stats_after_parameters_change();
 DROP FUNCTION ctxgraph.refresh_tip_stats(text, bigint[]);
+DROP FUNCTION ctxgraph._tip_log_aggregate(text, bigint);
 DROP TABLE ctxgraph.tip_stats;
 
 COMMIT;

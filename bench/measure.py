@@ -1,0 +1,483 @@
+"""Measure the ranker's read against from-scratch aggregation, and the write path's trigger cost.
+
+Run by scripts/bench.sh on a throwaway database that bench/generate.sql has filled; the libpq
+variables (PGHOST, PGPORT, PGUSER, PGDATABASE) name it. Every figure is a median (or p95) of
+repeated timings on this one machine and run, reported as such and as ratios: nothing here passes
+or fails on a time. Timings are client-side (time.perf_counter around execute + fetch over the
+Unix socket, so they include the round trip), with server-side execution times from
+EXPLAIN (ANALYZE, TIMING OFF) beside them where that helps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import re
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import psycopg
+
+SKILL = "stig"
+
+# (a) The ranker's read, exactly as the ranker issues it.
+RANKER_READ = "SELECT * FROM stig.tip_hit_rates WHERE tip_id = ANY (%s::bigint[])"
+
+# (b) and (c): the same columns computed from the raw log, with the aggregate query that
+# ctxgraph.refresh_tip_stats runs (deploy/table_tip_stats.sql) and the expressions of
+# ctxgraph.tip_hit_rates (deploy/view_tip_hit_rates.sql) on top. {log_filter} and {tip_filter}
+# restrict it to the candidate ids for (b) and are empty for (c).
+FROM_SCRATCH = """
+WITH log_rows AS (
+    SELECT r.skill, r.tip_id, r.id, r.attempt_id, r.retrieved_at,
+           r.outcome_value * coalesce(r.outcome_confidence, 1.0) AS credit,
+           ctxgraph.follow_weight(r.tip_followed_llm, r.tip_followed_emb) AS weight,
+           ctxgraph.tip_followed(r.tip_followed_llm, r.tip_followed_emb) AS is_followed,
+           coalesce(fm.is_harm, r.outcome_value < 0) AS harmful
+      FROM ctxgraph.tip_retrievals AS r
+      LEFT JOIN ctxgraph.attempts AS a ON a.skill = r.skill AND a.id = r.attempt_id
+      LEFT JOIN ctxgraph.failure_modes AS fm ON fm.name = a.failure_mode
+     WHERE r.skill = 'stig' {log_filter}
+),
+per_tip AS (
+    SELECT l.skill, l.tip_id,
+           count(*) AS retrievals,
+           count(l.credit) AS scored,
+           count(DISTINCT coalesce(l.attempt_id, -l.id)) FILTER (WHERE l.credit IS NOT NULL) AS attempts,
+           coalesce(sum(l.credit), 0) AS outcome_sum,
+           coalesce(sum(l.credit * l.weight), 0) AS weighted_sum,
+           count(l.is_followed) FILTER (WHERE l.credit IS NOT NULL) AS follow_known,
+           count(*) FILTER (WHERE l.credit IS NOT NULL AND l.is_followed) AS followed,
+           count(*) FILTER (WHERE l.credit IS NOT NULL AND l.is_followed AND l.harmful) AS harm,
+           max(l.retrieved_at) AS last_retrieved_at
+      FROM log_rows AS l
+     GROUP BY l.skill, l.tip_id
+)
+SELECT t.id AS tip_id,
+       t.rule_id,
+       coalesce(s.retrievals, 0) AS retrievals,
+       coalesce(s.scored, 0) AS scored,
+       coalesce(s.attempts, 0) AS attempts,
+       s.outcome_sum / nullif(s.scored, 0) AS outcome_hit_rate,
+       s.weighted_sum / nullif(s.scored, 0) AS hit_rate,
+       s.followed::double precision / nullif(s.follow_known, 0) AS follow_rate,
+       coalesce(s.harm, 0) AS harm,
+       ctxgraph.wilson_lower(s.weighted_sum / nullif(s.scored, 0), s.attempts,
+                             (SELECT p.value FROM ctxgraph.parameters AS p WHERE p.name = 'utility.bound_z'))
+           AS utility_lower_bound,
+       s.last_retrieved_at,
+       t.retired_at IS NOT NULL AS retired,
+       t.retired_at
+  FROM ctxgraph.tips AS t
+  LEFT JOIN per_tip AS s ON s.skill = t.skill AND s.tip_id = t.id
+ WHERE t.skill = 'stig' {tip_filter}
+"""
+FROM_SCRATCH_IDS = FROM_SCRATCH.format(
+    log_filter="AND r.tip_id = ANY (%s::bigint[])", tip_filter="AND t.id = ANY (%s::bigint[])"
+)
+FROM_SCRATCH_ALL = FROM_SCRATCH.format(log_filter="", tip_filter="")
+
+# (d) The scoring pass's batched write, as scorer/store.py's write_scores issues it.
+SCORER_UPDATE = """
+UPDATE ctxgraph.tip_retrievals AS r
+   SET tip_followed_llm = v.llm,
+       tip_followed_emb = v.emb,
+       tip_followed_computed_at = CASE WHEN v.stamp THEN clock_timestamp() END
+  FROM unnest(%s::bigint[], %s::boolean[], %s::double precision[], %s::boolean[]) AS v (id, llm, emb, stamp)
+ WHERE r.skill = %s AND r.id = v.id AND r.tip_followed_computed_at IS NULL
+"""
+
+# The tables whose user (statement) triggers maintain tip_stats: the parents fire for statements
+# aimed at ctxgraph.*, the partitions for statements aimed at stig.*.
+TRIGGER_TABLES = ("ctxgraph.tip_retrievals", "stig.tip_retrievals", "ctxgraph.attempts", "stig.attempts")
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """Nearest-rank percentile (q in 0..100) of a non-empty sequence."""
+    ordered = sorted(values)
+    rank = max(1, math.ceil(q / 100 * len(ordered)))
+    return ordered[rank - 1]
+
+
+def summary(values: Sequence[float]) -> dict[str, float]:
+    """Median, p95, min and count of timings in milliseconds."""
+    return {
+        "n": len(values),
+        "median_ms": statistics.median(values),
+        "p95_ms": percentile(values, 95),
+        "min_ms": min(values),
+    }
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    """Run fn once and return (milliseconds, its result)."""
+    start = time.perf_counter()
+    result = fn()
+    return (time.perf_counter() - start) * 1000.0, result
+
+
+def server_ms(conn: psycopg.Connection, query: str, params: Sequence[Any], jit: list[int] | None = None) -> float:
+    """Execution Time of EXPLAIN (ANALYZE, TIMING OFF) for one query, in milliseconds.
+
+    When jit is a list, appends the number of functions JIT compiled for the query (0 without JIT).
+    """
+    rows = conn.execute("EXPLAIN (ANALYZE, TIMING OFF, FORMAT JSON) " + query, params).fetchone()
+    if jit is not None:
+        jit.append(int(rows[0][0].get("JIT", {}).get("Functions", 0)))
+    return float(rows[0][0]["Execution Time"])
+
+
+def set_triggers(conn: psycopg.Connection, enabled: bool) -> None:
+    """Enable or disable the tip_stats statement triggers (user triggers; FK checks stay on)."""
+    verb = "ENABLE" if enabled else "DISABLE"
+    for table in TRIGGER_TABLES:
+        conn.execute(f"ALTER TABLE {table} {verb} TRIGGER USER")
+
+
+def same_rows(left: list[tuple], right: list[tuple]) -> bool:
+    """True when two result sets hold the same rows, floats equal to 1e-9 relative."""
+    if len(left) != len(right):
+        return False
+    for a, b in zip(sorted(left, key=lambda r: r[0]), sorted(right, key=lambda r: r[0])):
+        for x, y in zip(a, b):
+            if isinstance(x, float) and isinstance(y, float):
+                if not math.isclose(x, y, rel_tol=1e-9, abs_tol=1e-12):
+                    return False
+            elif x != y:
+                return False
+    return True
+
+
+def measure_reads(conn: psycopg.Connection, id_sets: list[list[int]], args: argparse.Namespace) -> dict[str, Any]:
+    """(a), (b), (c): the ranker's read against from-scratch aggregation of the log."""
+    out: dict[str, Any] = {}
+
+    # (a) prepared (as a ranker with a connection pool runs it): warm up, then time.
+    for ids in id_sets[:10]:
+        conn.execute(RANKER_READ, (ids,), prepare=True).fetchall()
+    a_client = [timed(lambda ids=ids: conn.execute(RANKER_READ, (ids,), prepare=True).fetchall())[0] for ids in id_sets]
+    # (a) unprepared: parsed and planned every time (the view spans two partitioned tables).
+    a_unprepared = [
+        timed(lambda ids=ids: conn.execute(RANKER_READ, (ids,), prepare=False).fetchall())[0] for ids in id_sets
+    ]
+    a_jit: list[int] = []
+    a_server = [server_ms(conn, RANKER_READ, (ids,), a_jit) for ids in id_sets]
+    out["a_jit_compiled"] = sum(1 for n in a_jit if n > 0)
+    out["a_ranker_read"] = summary(a_client)
+    out["a_ranker_read_unprepared"] = summary(a_unprepared)
+    out["a_ranker_read_server"] = summary(a_server)
+    rows_per_read = conn.execute(RANKER_READ, (id_sets[0],)).fetchall()
+    out["a_rows_per_read"] = len(rows_per_read)
+
+    # (b) from scratch for the same candidate sets.
+    b_sets = id_sets[: args.scratch_reads]
+    conn.execute(FROM_SCRATCH_IDS, (b_sets[0], b_sets[0]), prepare=True).fetchall()
+    b_client = [
+        timed(lambda ids=ids: conn.execute(FROM_SCRATCH_IDS, (ids, ids), prepare=True).fetchall())[0] for ids in b_sets
+    ]
+    b_jit: list[int] = []
+    b_server = [server_ms(conn, FROM_SCRATCH_IDS, (ids, ids), b_jit) for ids in b_sets]
+    out["b_jit_compiled"] = sum(1 for n in b_jit if n > 0)
+    out["b_from_scratch_50"] = summary(b_client)
+    out["b_from_scratch_50_server"] = summary(b_server)
+    log_rows = conn.execute(
+        "SELECT count(*) FROM stig.tip_retrievals WHERE tip_id = ANY (%s::bigint[])", (b_sets[0],)
+    ).fetchone()[0]
+    out["b_log_rows_per_read"] = log_rows
+    # The maintained aggregates must equal the from-scratch ones (exact by construction).
+    out["b_equals_view"] = all(
+        same_rows(
+            conn.execute(RANKER_READ, (ids,)).fetchall(),
+            conn.execute(FROM_SCRATCH_IDS, (ids, ids)).fetchall(),
+        )
+        for ids in b_sets[:5]
+    )
+
+    # (c) from scratch over the whole log, and the check that every row of the view matches.
+    c_client = []
+    full = None
+    for _ in range(args.full_reads):
+        ms, full = timed(lambda: conn.execute(FROM_SCRATCH_ALL).fetchall())
+        c_client.append(ms)
+    out["c_from_scratch_all"] = summary(c_client)
+    out["c_equals_view"] = same_rows(conn.execute("SELECT * FROM stig.tip_hit_rates").fetchall(), full or [])
+    out["c_rows"] = len(full or [])
+
+    a_med = out["a_ranker_read"]["median_ms"]
+    out["ratio_b_over_a"] = out["b_from_scratch_50"]["median_ms"] / a_med
+    out["ratio_c_over_a"] = out["c_from_scratch_all"]["median_ms"] / a_med
+    out["ratio_b_over_a_server"] = out["b_from_scratch_50_server"]["median_ms"] / out["a_ranker_read_server"]["median_ms"]
+    return out
+
+
+def write_path(conn: psycopg.Connection, run_id: str, plan: list[tuple[str, list[int], bool, str | None]]) -> dict[str, list[float]]:
+    """One attempt after another as the agent writes them (autocommit: one transaction per call)."""
+    times: dict[str, list[float]] = {"log_retrievals": [], "save_attempt": [], "update_retrieval_attempt_ids": [],
+                                     "record_outcome": [], "total": []}
+    for rule_id, tips, passed, failure_mode in plan:
+        sims = [round(0.9 - 0.05 * i, 3) for i in range(len(tips))]
+        t_log, ids = timed(lambda: [r[0] for r in conn.execute(
+            "SELECT ctxgraph.log_retrievals(%s, %s, %s, %s::bigint[], %s::double precision[])",
+            (SKILL, run_id, rule_id, tips, sims), prepare=True)])
+        t_save, attempt_id = timed(lambda: conn.execute(
+            "SELECT ctxgraph.save_attempt(%s, %s, %s, %s)", (SKILL, run_id, rule_id, 1), prepare=True).fetchone()[0])
+        t_link, _ = timed(lambda: conn.execute(
+            "SELECT ctxgraph.update_retrieval_attempt_ids(%s, %s::bigint[], %s)", (SKILL, ids, attempt_id),
+            prepare=True).fetchone())
+        t_rec, _ = timed(lambda: conn.execute(
+            "SELECT ctxgraph.record_outcome(%s, %s, %s, %s)", (SKILL, attempt_id, passed, failure_mode),
+            prepare=True).fetchone())
+        for key, value in (("log_retrievals", t_log), ("save_attempt", t_save),
+                           ("update_retrieval_attempt_ids", t_link), ("record_outcome", t_rec),
+                           ("total", t_log + t_save + t_link + t_rec)):
+            times[key].append(value)
+    return times
+
+
+def write_plan(conn: psycopg.Connection, rng: random.Random, count: int) -> list[tuple[str, list[int], bool, str | None]]:
+    """count attempts on distinct rules: 5 of the rule's tips each, a pass or a clean failure."""
+    rules = conn.execute("SELECT DISTINCT rule_id FROM stig.tips ORDER BY rule_id").fetchall()
+    plan = []
+    for rule_id in rng.sample([r[0] for r in rules], count):
+        tips = [r[0] for r in conn.execute("SELECT id FROM stig.tips WHERE rule_id = %s ORDER BY id", (rule_id,))]
+        passed = rng.random() < 0.6
+        plan.append((rule_id, rng.sample(tips, 5), passed, None if passed else "clean_failure"))
+    return plan
+
+
+def scorer_batches(conn: psycopg.Connection, rng: random.Random, args: argparse.Namespace) -> list[tuple]:
+    """args.scorer_reps batches of args.scorer_rows unscored rows, each batch from one run, with values."""
+    runs = [r[0] for r in conn.execute(
+        "SELECT run_id FROM stig.tip_retrievals WHERE tip_followed_computed_at IS NULL AND run_id LIKE 'bench-run-%%'"
+        " GROUP BY run_id HAVING count(*) >= %s ORDER BY run_id DESC LIMIT %s",
+        (args.scorer_rows, args.scorer_reps)).fetchall()]
+    batches = []
+    for run_id in runs:
+        ids = [r[0] for r in conn.execute(
+            "SELECT id FROM stig.tip_retrievals WHERE run_id = %s AND tip_followed_computed_at IS NULL"
+            " ORDER BY id LIMIT %s", (run_id, args.scorer_rows))]
+        llm = [None if rng.random() < 0.2 else rng.random() < 0.45 for _ in ids]
+        emb = [round(rng.uniform(0.05, 0.8), 4) for _ in ids]
+        batches.append((ids, llm, emb, [True] * len(ids)))
+    return batches
+
+
+def measure_writes(conn: psycopg.Connection, phase: str, plan: list[tuple[str, list[int], bool, str | None]],
+                   batches: list[tuple]) -> dict[str, Any]:
+    """(d): the write path and a scorer batch, with the tip_stats triggers on and off."""
+    out: dict[str, Any] = {}
+    rows_per_tip = conn.execute(
+        "SELECT avg(retrievals) FROM ctxgraph.tip_stats WHERE tip_id = ANY (%s::bigint[])",
+        ([t for p in plan for t in p[1]],)).fetchone()[0]
+    out["d_log_rows_per_written_tip"] = float(rows_per_tip)
+
+    # Warm the plan caches of the functions on a separate run, then the real passes: the same
+    # attempts on two runs, first with the triggers, then without (plans differ by run only).
+    write_path(conn, f"bench-write-{phase}-warmup", plan[-3:])
+    with_trig = write_path(conn, f"bench-write-{phase}-triggers", plan[:-3])
+    set_triggers(conn, False)
+    try:
+        no_trig = write_path(conn, f"bench-write-{phase}-no-triggers", plan[:-3])
+    finally:
+        set_triggers(conn, True)
+        # Bring the stats of the tips written without triggers back in line.
+        conn.execute("SELECT ctxgraph.refresh_tip_stats('stig', %s::bigint[])",
+                     ([t for p in plan for t in p[1]],))
+    out["d_write_with_triggers"] = {k: summary(v) for k, v in with_trig.items()}
+    out["d_write_without_triggers"] = {k: summary(v) for k, v in no_trig.items()}
+
+    # The scorer batch: args.scorer_rows unscored rows of one run per repetition, written and rolled
+    # back, with and without the triggers (the same rows both ways, alternating which goes first).
+    s_with: list[float] = []
+    s_without: list[float] = []
+    tips_touched: list[int] = []
+    for i, (ids, llm, emb, stamp) in enumerate(batches):
+        tips_touched.append(conn.execute(
+            "SELECT count(DISTINCT tip_id) FROM stig.tip_retrievals WHERE id = ANY (%s::bigint[])", (ids,)).fetchone()[0])
+        for triggers in ((True, False) if i % 2 == 0 else (False, True)):
+            with conn.transaction(force_rollback=True):
+                if not triggers:
+                    set_triggers(conn, False)
+                ms, cur = timed(lambda: conn.execute(SCORER_UPDATE, (ids, llm, emb, stamp, SKILL)))
+                assert cur.rowcount == len(ids), cur.rowcount
+            (s_with if triggers else s_without).append(ms)
+    out["d_scorer_rows"] = len(batches[0][0])
+    out["d_scorer_tips_touched"] = statistics.median(tips_touched)
+    out["d_scorer_with_triggers"] = summary(s_with)
+    out["d_scorer_without_triggers"] = summary(s_without)
+
+    # A full rebuild: what ctxgraph.refresh_tip_stats('stig') costs on this log (the parameters
+    # trigger runs it when a follow.* coefficient changes).
+    with conn.transaction(force_rollback=True):
+        ms, _ = timed(lambda: conn.execute("SELECT ctxgraph.refresh_tip_stats('stig')").fetchone())
+    out["e_full_refresh_ms"] = ms
+    return out
+
+
+def plan_text(conn: psycopg.Connection, ids: list[int]) -> str:
+    """EXPLAIN (ANALYZE, BUFFERS) of the ranker's read for one candidate set, with literal ids."""
+    literal = "ARRAY[" + ",".join(str(int(i)) for i in ids) + "]::bigint[]"
+    query = f"SELECT * FROM stig.tip_hit_rates WHERE tip_id = ANY ({literal})"
+    rows = conn.execute("EXPLAIN (ANALYZE, BUFFERS) " + query).fetchall()
+    return "\n".join(r[0] for r in rows)
+
+
+def prepared_plan_text(conn: psycopg.Connection, ids: list[int]) -> str:
+    """EXPLAIN (ANALYZE, BUFFERS) of the prepared read's generic plan (what a pooled ranker runs)."""
+    conn.execute("DEALLOCATE ALL")
+    conn.execute("PREPARE ranker_read (bigint[]) AS SELECT * FROM stig.tip_hit_rates WHERE tip_id = ANY ($1)")
+    conn.execute("SET plan_cache_mode = force_generic_plan")
+    try:
+        literal = "ARRAY[" + ",".join(str(int(i)) for i in ids) + "]::bigint[]"
+        rows = conn.execute(f"EXPLAIN (ANALYZE, BUFFERS) EXECUTE ranker_read ({literal})").fetchall()
+    finally:
+        conn.execute("RESET plan_cache_mode")
+        conn.execute("DEALLOCATE ranker_read")
+    return "\n".join(r[0] for r in rows)
+
+
+def table_facts(conn: psycopg.Connection) -> dict[str, Any]:
+    """Row counts and sizes of the tables the benchmark reads."""
+    row = conn.execute(
+        """
+        SELECT (SELECT count(*) FROM stig.tip_retrievals),
+               (SELECT count(*) FROM stig.tip_retrievals WHERE tip_followed_computed_at IS NOT NULL),
+               (SELECT count(*) FROM stig.tips),
+               (SELECT count(DISTINCT rule_id) FROM stig.tips),
+               (SELECT count(*) FROM stig.runs),
+               (SELECT count(*) FROM stig.attempts),
+               (SELECT count(*) FROM ctxgraph.tip_stats),
+               pg_size_pretty(pg_relation_size('stig.tip_retrievals')),
+               pg_size_pretty(pg_indexes_size('stig.tip_retrievals')),
+               pg_size_pretty(pg_total_relation_size('stig.tip_stats')),
+               pg_size_pretty(pg_total_relation_size('stig.tips')),
+               (SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY retrievals) FROM ctxgraph.tip_stats),
+               (SELECT max(retrievals) FROM ctxgraph.tip_stats),
+               current_setting('server_version'),
+               current_setting('shared_buffers')
+        """
+    ).fetchone()
+    keys = ("log_rows", "log_rows_scored", "tips", "rules", "runs", "attempts", "tip_stats_rows",
+            "log_heap", "log_indexes", "tip_stats_size", "tips_size", "median_rows_per_tip", "max_rows_per_tip",
+            "server_version", "shared_buffers")
+    return dict(zip(keys, row))
+
+
+def refresh_plan(conn: psycopg.Connection, phase: str, tips: list[int], rule_id: str) -> str:
+    """The plan of refresh_tip_stats's aggregate as the insert trigger runs it for one 5-tip batch.
+
+    Captured with auto_explain (nested statements, as NOTICEs); needs a superuser to LOAD it, and
+    returns an explanation instead when that is not allowed.
+    """
+    notices: list[str] = []
+    handler = lambda diag: notices.append(diag.message_primary or "")  # noqa: E731
+    try:
+        conn.execute("LOAD 'auto_explain'")
+    except psycopg.Error as exc:
+        return f"(auto_explain not available: {exc})"
+    conn.add_notice_handler(handler)
+    try:
+        with conn.transaction(force_rollback=True):
+            for setting, value in (("log_min_duration", "2ms"), ("log_analyze", "on"), ("log_buffers", "on"),
+                                   ("log_timing", "off"), ("log_nested_statements", "on"), ("log_level", "notice")):
+                conn.execute(f"SET LOCAL auto_explain.{setting} = '{value}'")
+            conn.execute("SET LOCAL client_min_messages = notice")
+            conn.execute("SELECT ctxgraph.log_retrievals(%s, %s, %s, %s::bigint[], %s::double precision[])",
+                         (SKILL, f"bench-explain-{phase}", rule_id, tips, [0.9, 0.8, 0.7, 0.6, 0.5])).fetchall()
+    finally:
+        conn.remove_notice_handler(handler)
+    found = [n for n in notices if "UPDATE ctxgraph.tip_stats AS s" in n]
+    if not found:
+        return "(no plan captured)"
+    text = found[0]
+    # Keep the plan, not the long query text that precedes it.
+    plan_start = text.find("\nUpdate on tip_stats")
+    return text[:text.index("\n")] + text[plan_start:] if plan_start > 0 else text
+
+
+PHASES = (
+    ("leaf", "leaf statistics only: the partitions ANALYZEd (what autovacuum maintains), the partitioned "
+             "ctxgraph.* parents never (autovacuum does not analyze partitioned tables)"),
+    ("parents", "after ANALYZE ctxgraph.runs, ctxgraph.attempts, ctxgraph.tips, ctxgraph.tip_retrievals, "
+                "ctxgraph.tip_stats (the parents' inheritance statistics)"),
+)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run every measurement in both statistics states, write the plans and the figures as JSON."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=20261129)
+    parser.add_argument("--candidates", type=int, default=50)
+    parser.add_argument("--reads", type=int, default=200)
+    parser.add_argument("--scratch-reads", type=int, default=30)
+    parser.add_argument("--full-reads", type=int, default=3)
+    parser.add_argument("--writes", type=int, default=40)
+    parser.add_argument("--scorer-rows", type=int, default=3500)
+    parser.add_argument("--scorer-reps", type=int, default=5)
+    parser.add_argument("--json", required=True, help="where to write the figures")
+    parser.add_argument("--plan", required=True, help="where to write the ranker's EXPLAIN output")
+    args = parser.parse_args(argv)
+
+    rng = random.Random(args.seed)
+    results: dict[str, Any] = {"cpus": os.cpu_count(), "args": {k: v for k, v in vars(args).items()
+                                                                 if k not in ("json", "plan")},
+                               "phases": {}}
+    plan_dir = os.path.dirname(os.path.abspath(args.plan))
+    with psycopg.connect(autocommit=True) as conn:
+        results["facts"] = table_facts(conn)
+        results["load"] = [
+            {"step": r[0], "rows": r[1], "seconds": r[2]}
+            for r in conn.execute("SELECT step, rows, seconds FROM public.bench_load ORDER BY n")
+        ]
+        tip_ids = [row[0] for row in conn.execute("SELECT id FROM stig.tips ORDER BY id")]
+        id_sets = [sorted(rng.sample(tip_ids, args.candidates)) for _ in range(args.reads)]
+        plan = write_plan(conn, rng, args.writes + 3)
+        batches = scorer_batches(conn, rng, args)
+        explain_tips = write_plan(conn, rng, 1)[0]
+
+    for phase, description in PHASES:
+        if phase == "parents":
+            with psycopg.connect(autocommit=True) as conn:
+                ms, _ = timed(lambda: conn.execute(
+                    "ANALYZE ctxgraph.runs, ctxgraph.attempts, ctxgraph.tips, ctxgraph.tip_retrievals,"
+                    " ctxgraph.tip_stats"))
+                results["analyze_parents_ms"] = ms
+        # A fresh session per phase: no plan cached under the other statistics.
+        with psycopg.connect(autocommit=True) as conn:
+            out: dict[str, Any] = {"description": description}
+            step = time.perf_counter()
+            print(f"bench: [{phase}] (a)-(c) reads ...", file=sys.stderr, flush=True)
+            out.update(measure_reads(conn, id_sets, args))
+            plain = plan_text(conn, id_sets[0])
+            out["plan_buffers"] = int(re.findall(r"Buffers: shared hit=(\d+)", plain)[0])
+            if phase == "leaf":
+                with open(args.plan, "w", encoding="utf-8") as fh:
+                    fh.write("-- EXPLAIN (ANALYZE, BUFFERS) SELECT * FROM stig.tip_hit_rates WHERE tip_id = ANY (<50 ids>)\n")
+                    fh.write(plain + "\n\n")
+                    fh.write("-- the same read prepared, generic plan (plan_cache_mode = force_generic_plan)\n")
+                    fh.write(prepared_plan_text(conn, id_sets[0]) + "\n")
+            else:
+                with open(os.path.join(plan_dir, "plan-parents-analyzed.txt"), "w", encoding="utf-8") as fh:
+                    fh.write(plain + "\n")
+            first = refresh_plan(conn, f"{phase}-first", explain_tips[1], explain_tips[0])
+            print(f"bench: [{phase}] (d) writes ...", file=sys.stderr, flush=True)
+            out.update(measure_writes(conn, phase, plan, batches))
+            later = refresh_plan(conn, f"{phase}-later", explain_tips[1], explain_tips[0])
+            with open(os.path.join(plan_dir, f"refresh-plan-{phase}.txt"), "w", encoding="utf-8") as fh:
+                fh.write("-- first insert trigger of the session\n" + first + "\n\n")
+                fh.write("-- the same after the write series (plans cached by the session)\n" + later + "\n")
+            out["seconds"] = time.perf_counter() - step
+            results["phases"][phase] = out
+    with open(args.json, "w", encoding="utf-8") as fh:
+        json.dump(results, fh, indent=2, default=str)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,124 @@
+"""Print the short summary table of one `make bench` run from bench/measure.py's JSON."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+
+def ms(value: float) -> str:
+    """A duration in milliseconds with sensible precision (seconds past 10 s)."""
+    if value >= 10000:
+        return f"{value / 1000:.1f} s"
+    if value >= 100:
+        return f"{value:.0f}"
+    if value >= 10:
+        return f"{value:.1f}"
+    return f"{value:.2f}"
+
+
+def times(label: str, stats: list[dict[str, float]], p95: bool = True) -> str:
+    """One timing line: for each phase the median and (optionally) the p95."""
+    cells = []
+    for s in stats:
+        cell = ms(s["median_ms"]) + (f" / {ms(s['p95_ms'])}" if p95 else "")
+        cells.append(f"{cell:>19}")
+    return f"  {label:<50} {stats[0]['n']:>4} " + " ".join(cells)
+
+
+def report(r: dict[str, Any], load_mode: str, elapsed: int) -> str:
+    """The summary as text."""
+    f = r["facts"]
+    leaf, par = r["phases"]["leaf"], r["phases"]["parents"]
+    both = (leaf, par)
+    lines = []
+    lines.append(f"== make bench summary: one run on {r['cpus']} CPUs, PostgreSQL {f['server_version'].split()[0]}, "
+                 f"shared_buffers {f['shared_buffers']}, {elapsed} s in all")
+    scored_pct = 100.0 * f["log_rows_scored"] / f["log_rows"]
+    lines.append(f"data: {f['log_rows']:,} log rows ({scored_pct:.1f}% with DEF-27 columns), {f['tips']:,} tips over "
+                 f"{f['rules']} rules, {f['runs']} runs, {f['attempts']:,} attempts; log rows per tip: median "
+                 f"{f['median_rows_per_tip']:.0f}, max {f['max_rows_per_tip']}")
+    lines.append(f"      log heap {f['log_heap']} + indexes {f['log_indexes']}; tip_stats {f['tip_stats_size']}; "
+                 f"tips {f['tips_size']}")
+    chunks = [s for s in r["load"] if s["step"].startswith("log chunk")]
+    others = [s for s in r["load"] if not s["step"].startswith("log chunk")]
+    total = sum(s["seconds"] for s in chunks)
+    how = ("statement triggers refreshing tip_stats" if load_mode == "triggers"
+           else "replica mode: no triggers, no FK checks")
+    per_chunk = " / ".join(format(s["seconds"], ".1f") for s in chunks)
+    lines.append(f"load: {len(chunks)} INSERT ... SELECT of ~{chunks[0]['rows']:,} rows, {how}: {total:.1f} s "
+                 f"({per_chunk} s)")
+    lines.append("      " + "; ".join(s["step"] if s["seconds"] is None else f"{s['step']} {s['seconds']:.1f} s"
+                                      for s in others))
+    lines.append("")
+    lines.append("  columns: [leaf] partitions analyzed, partitioned parents not (autovacuum's state);")
+    lines.append(f"           [parents] after ANALYZE of the ctxgraph.* parents ({r['analyze_parents_ms'] / 1000:.1f} s)")
+    lines.append(f"  {'reads: client round trip unless marked':<50} {'n':>4} {'[leaf] med / p95 ms':>19} "
+                 f"{'[parents] med / p95':>19}")
+    lines.append(times("(a) ranker read, 50 tips, prepared", [p["a_ranker_read"] for p in both]))
+    lines.append(times("(a) same, unprepared (planned every call)", [p["a_ranker_read_unprepared"] for p in both]))
+    lines.append(times("(a) same, server execution time", [p["a_ranker_read_server"] for p in both]))
+    lines.append(times(f"(b) from scratch, same 50 tips (~{leaf['b_log_rows_per_read']:,} rows)",
+                       [p["b_from_scratch_50"] for p in both]))
+    lines.append(times("(b) same, server execution time", [p["b_from_scratch_50_server"] for p in both]))
+    lines.append(times(f"(c) from scratch, whole log ({leaf['c_rows']:,} tips)", [p["c_from_scratch_all"] for p in both]))
+    lines.append(f"  {'ratio (b)/(a), medians (server times)':<55} "
+                 + " ".join(f"{format(p['ratio_b_over_a'], ',.0f') + 'x (' + format(p['ratio_b_over_a_server'], ',.0f') + 'x)':>19}"
+                            for p in both))
+    lines.append(f"  {'ratio (c)/(a), medians':<55} " + " ".join(f"{format(p['ratio_c_over_a'], ',.0f') + 'x':>19}"
+                                                            for p in both))
+    lines.append(f"  {'ranker read buffers (shared hit), one 50-tip read':<55} "
+                 + " ".join(f"{p['plan_buffers']:>19}" for p in both))
+    lines.append(f"  {'queries JIT-compiled: (a) / (b), of n':<55} "
+                 + " ".join(f"{str(p['a_jit_compiled']) + ' / ' + str(p['b_jit_compiled']):>19}" for p in both))
+    yes = {True: "yes", False: "NO"}
+    lines.append(f"  {'view == from-scratch aggregate (50-tip sets / all)':<55} "
+                 + " ".join(f"{yes[p['b_equals_view']] + ' / ' + yes[p['c_equals_view']]:>19}" for p in both))
+    lines.append("")
+    n_writes = leaf["d_write_with_triggers"]["total"]["n"]
+    lines.append(f"  {'writes, median ms: triggers / none = ratio':<50} {'n':>4} {'[leaf]':>27} {'[parents]':>27}")
+    for key, label in (("log_retrievals", "log_retrievals (5 tips)"), ("save_attempt", "save_attempt"),
+                       ("update_retrieval_attempt_ids", "update_retrieval_attempt_ids"),
+                       ("record_outcome", "record_outcome"), ("total", "one attempt, all four calls")):
+        cells = []
+        for p in both:
+            a, b = p["d_write_with_triggers"][key]["median_ms"], p["d_write_without_triggers"][key]["median_ms"]
+            cells.append(f"{ms(a) + ' / ' + ms(b) + ' = ' + format(a / b, ',.0f') + 'x':>27}")
+        lines.append(f"  {label:<50} {n_writes:>4} " + " ".join(cells))
+    cells = []
+    for p in both:
+        a, b = p["d_scorer_with_triggers"]["median_ms"], p["d_scorer_without_triggers"]["median_ms"]
+        cells.append(f"{ms(a) + ' / ' + ms(b) + ' = ' + format(a / b, ',.0f') + 'x':>27}")
+    label = f"scorer UPDATE of {leaf['d_scorer_rows']:,} rows (~{int(leaf['d_scorer_tips_touched']):,} tips)"
+    lines.append(f"  {label:<50} {leaf['d_scorer_with_triggers']['n']:>4} " + " ".join(cells))
+    lines.append(f"  {'full rebuild, refresh_tip_stats(stig), once':<50} {1:>4} "
+                 + " ".join(f"{ms(p['e_full_refresh_ms']):>27}" for p in both))
+    lines.append(f"  (log rows per written tip: ~{leaf['d_log_rows_per_written_tip']:.0f}; "
+                 "a phase's write series runs on its own run ids, the scorer batches are rolled back)")
+    slow = leaf["d_write_with_triggers"]["total"]["median_ms"] / par["d_write_with_triggers"]["total"]["median_ms"]
+    if slow > 3:
+        lines.append("")
+        lines.append(f"  NOTE: the write path is {slow:.0f}x slower while the partitioned parents have no statistics:"
+                     " refresh_tip_stats")
+        lines.append("  misplans (full scans of the log, JIT). Plans and details: docs/ranker-plan.md, 'Findings'.")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Read the JSON and print the summary."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("results")
+    parser.add_argument("--load-mode", default="triggers")
+    parser.add_argument("--elapsed", type=int, default=0)
+    args = parser.parse_args(argv)
+    with open(args.results, encoding="utf-8") as fh:
+        results = json.load(fh)
+    print(report(results, args.load_mode, args.elapsed))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

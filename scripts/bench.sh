@@ -1,0 +1,87 @@
+#!/usr/bin/env bash
+# make bench: measured on one run, reported as medians and ratios (nothing passes or fails on a time).
+#   1. The ranker's read against from-scratch aggregation, and the write path's cost, on a throwaway
+#      database holding a generated 1,000,000-row retrieval log (bench/generate.sql, bench/measure.py;
+#      docs/ranker-plan.md explains the figures).
+#   2. The scoring pass over 3,500 retrievals, each leg alone (bench/scoring_pass.py), on a second
+#      throwaway database.
+# Both databases are dropped on every exit. About 10 minutes on 2 cores.
+#
+# Knobs (environment):
+#   BENCH_LOAD=triggers|replica  load the log with the tip_stats triggers firing (default), or with
+#                                session_replication_role = replica (no triggers, no FK checks; needs a
+#                                superuser) and one refresh_tip_stats('stig') afterwards
+#   BENCH_RUNS (160), BENCH_RULES (500), BENCH_TIPS_PER_RULE (20), BENCH_SEED (0.4242)
+#   BENCH_SCORING_PASS=0         skip part 2
+#   BENCH_OUT=DIR                keep results.json, the plans and scoring_pass.txt in DIR
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+source scripts/db-env.sh
+
+load_mode=${BENCH_LOAD:-triggers}
+case "$load_mode" in
+  triggers) replica=off ;;
+  replica) replica=on ;;
+  *) echo "bench: BENCH_LOAD must be triggers or replica, not $load_mode" >&2; exit 2 ;;
+esac
+runs=${BENCH_RUNS:-160}
+rules=${BENCH_RULES:-500}
+tips_per_rule=${BENCH_TIPS_PER_RULE:-20}
+seed=${BENCH_SEED:-0.4242}
+scoring_pass=${BENCH_SCORING_PASS:-1}
+
+suffix="$$_$(date +%s)"
+bench_db="ctxgraph_bench_$suffix"
+pass_db="ctxgraph_bench_pass_$suffix"
+out=${BENCH_OUT:-}
+own_out=0
+if [ -z "$out" ]; then out=$(mktemp -d); own_out=1; fi
+mkdir -p "$out"
+cleanup() {
+  drop_database "$bench_db"
+  drop_database "$pass_db"
+  if [ "$own_out" -eq 1 ]; then rm -rf "$out"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+started=$(date +%s)
+say() { printf 'bench: %s (%ss)\n' "$*" "$(( $(date +%s) - started ))" >&2; }
+
+# Part 1: the 1M-row log.
+say "database $bench_db"
+create_database "$bench_db"
+( export PGDATABASE="$bench_db"
+  sqitch deploy --quiet >/dev/null
+  say "deployed; generating the log (load mode: $load_mode)"
+  psql -X -q -v ON_ERROR_STOP=1 -v seed="$seed" -v runs="$runs" -v rules="$rules" \
+    -v tips_per_rule="$tips_per_rule" -v replica="$replica" -f bench/generate.sql >/dev/null
+  say "log loaded"
+  .venv/bin/python bench/measure.py --json "$out/results.json" --plan "$out/plan.txt" )
+drop_database "$bench_db"
+say "measured; $bench_db dropped"
+
+# Part 2: the scoring pass (embedding model and a local judge stub; no network).
+pass_status=0
+if [ "$scoring_pass" != "0" ]; then
+  create_database "$pass_db"
+  ( export PGDATABASE="$pass_db"
+    sqitch deploy --quiet >/dev/null
+    DATABASE_URL=$(url_for "$pass_db") .venv/bin/python bench/scoring_pass.py ) >"$out/scoring_pass.txt" 2>&1 \
+    || pass_status=$?
+  drop_database "$pass_db"
+  say "scoring pass measured; $pass_db dropped"
+fi
+
+printf '\n== EXPLAIN (ANALYZE, BUFFERS) of the ranker read (50 candidate tips)\n\n'
+cat "$out/plan.txt"
+if [ "$scoring_pass" != "0" ]; then
+  printf '\n== scoring pass (bench/scoring_pass.py)\n\n'
+  cat "$out/scoring_pass.txt"
+  if [ "$pass_status" -ne 0 ]; then printf 'bench: the scoring-pass benchmark failed (exit %s)\n' "$pass_status"; fi
+fi
+printf '\n'
+.venv/bin/python bench/report.py --load-mode "$load_mode" --elapsed "$(( $(date +%s) - started ))" "$out/results.json"
+if [ "$own_out" -eq 0 ]; then printf '\nresults kept in %s\n' "$out"; fi
+exit "$pass_status"

@@ -109,10 +109,8 @@ def _score(args: argparse.Namespace) -> int:
         use_embed=not args.no_embed,
         batch_size=args.batch_size,
     )
-    try:
-        conn = store.connect()
-    except store.DatabaseError as exc:
-        print(f"ctxgraph score: {exc}", file=sys.stderr)
+    conn = _connect_or_exit("score")
+    if conn is None:
         return EXIT_DATABASE
 
     def progress(line: str) -> None:

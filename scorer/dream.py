@@ -202,26 +202,26 @@ class _EmbedLeg:
         self.mode = embed.DEFAULT_MODE
         self._follow_cosine = embed.follow_cosine
 
-    def cosines(self, store: Store, skill: str, pairs: list[tuple[ClaimedRow, str]]) -> list[float | None]:
-        """Cosine per (row, script): tip vectors from tips.embedding (filled where missing)."""
+    def cosines(self, store: Store, skill: str, pairs: list[tuple[ClaimedRow, str, str]]) -> list[float | None]:
+        """Cosine per (row, script, script digest): tip vectors from tips.embedding (filled where missing)."""
         assert self.embedder is not None
-        tip_ids = {row.tip_id for row, _ in pairs}
+        tip_ids = {row.tip_id for row, _, _ in pairs}
         vectors = store.tip_vectors(skill, tip_ids)
-        missing = {row.tip_id: row.tip_body for row, _ in pairs if row.tip_id not in vectors}
+        missing = {row.tip_id: row.tip_body for row, _, _ in pairs if row.tip_id not in vectors}
         if missing:
             ids = list(missing)
             encoded = self.embedder.encode([missing[i] for i in ids])
             fresh = {tip_id: encoded[n] for n, tip_id in enumerate(ids)}
             store.save_tip_vectors(skill, fresh)
             vectors.update(fresh)
-        new_scripts = list({sha256(s): s for _, s in pairs if sha256(s) not in self.script_vectors}.items())
+        new_scripts = list({d: s for _, s, d in pairs if d not in self.script_vectors}.items())
         if new_scripts:
             chunked = self.embedder.script_chunk_vectors([s for _, s in new_scripts])
             for (digest, _), chunks in zip(new_scripts, chunked):
                 self.script_vectors[digest] = chunks
         result: list[float | None] = []
-        for row, script in pairs:
-            cosine = self._follow_cosine(vectors[row.tip_id], self.script_vectors[sha256(script)], self.mode)
+        for row, _, digest in pairs:
+            cosine = self._follow_cosine(vectors[row.tip_id], self.script_vectors[digest], self.mode)
             if cosine is not None and math.isfinite(cosine):
                 cosine = max(-1.0, min(1.0, cosine))  # float error may step past the column's range
             else:
@@ -306,14 +306,22 @@ def _score_batch(
         record = _script_for(row, index)
         script = record.fix_script if record is not None else None
         scripts[row.retrieval_id] = script if script and script.strip() else None
-    with_script = [(row, scripts[row.retrieval_id]) for row in rows if scripts[row.retrieval_id] is not None]
+    # Each distinct script is hashed once per batch (scripts can be long, and rows share them).
+    digests: dict[str, str] = {}
+    with_script: list[tuple[ClaimedRow, str, str]] = []
+    for row in rows:
+        script = scripts[row.retrieval_id]
+        if script is not None:
+            if script not in digests:
+                digests[script] = sha256(script)
+            with_script.append((row, script, digests[script]))
+    digest_of = {row.retrieval_id: digest for row, _, digest in with_script}
 
     emb_value: dict[int, float | None] = {}
     emb_status: dict[int, str] = {}
     if embed.off_status is None and with_script:
         began = time.perf_counter()
-        pairs = [(row, s) for row, s in with_script if s is not None]
-        for (row, _), cosine in zip(pairs, embed.cosines(store, config.skill, pairs)):
+        for (row, _, _), cosine in zip(with_script, embed.cosines(store, config.skill, with_script)):
             emb_value[row.retrieval_id] = cosine
             emb_status[row.retrieval_id] = "computed" if cosine is not None else "nan"
         summary.embed_seconds += time.perf_counter() - began
@@ -324,12 +332,11 @@ def _score_batch(
     if judge.client is not None and with_script:
         began = time.perf_counter()
         keys = {
-            row.retrieval_id: VerdictKey(sha256(row.tip_body), sha256(s), judge.client.model, judge.prompt_sha or "")
-            for row, s in with_script
-            if s is not None
+            row.retrieval_id: VerdictKey(sha256(row.tip_body), digest, judge.client.model, judge.prompt_sha or "")
+            for row, _, digest in with_script
         }
         cached = store.cached_verdicts(keys.values())
-        texts = {keys[row.retrieval_id]: (row.tip_body, s) for row, s in with_script if s is not None}
+        texts = {keys[row.retrieval_id]: (row.tip_body, s) for row, s, _ in with_script}
         to_ask = [key for key in dict.fromkeys(keys.values()) if key not in cached]
         summary.judge_cache_hits += sum(1 for key in keys.values() if key in cached)
         fresh: dict[VerdictKey, CachedVerdict] = {}
@@ -387,7 +394,7 @@ def _score_batch(
                 prompt_sha256=judge.prompt_sha if llm is not None else None,
                 embed_model=embed.embedder.model_name if embed.embedder is not None and emb is not None else None,
                 embed_mode=embed.mode if emb is not None else None,
-                script_sha256=sha256(script) if script is not None else None,
+                script_sha256=digest_of.get(rid),
             )
         )
     return scores

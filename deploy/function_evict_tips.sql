@@ -1,14 +1,15 @@
 -- Deploy ctxgraph:function_evict_tips to pg
--- requires: function_tip_evidence
--- requires: table_tip_evictions
--- requires: view_tip_hit_rates
+-- requires: function_evict_tips@v0.3.0
 
--- The eviction job and its undo. Dry run by default: it shows what it would retire. Retiring
--- sets tips.retired_at and logs the evidence; it never deletes. SECURITY DEFINER so the writer
--- role can run eviction without holding UPDATE on tips.
+-- Rework that carries edits made in place after @v0.2.0 (restore_tip takes as_of, a third
+-- argument): a database deployed at @v0.2.0 never ran them. The definitions are those released at
+-- @v0.3.0, replaced in place, so every database ends with the same ones.
 BEGIN;
 
-CREATE FUNCTION ctxgraph.evict_tips(skill text, as_of timestamptz DEFAULT now(), dry_run boolean DEFAULT true)
+-- A database deployed at @v0.2.0 has the two-argument restore_tip.
+DROP FUNCTION IF EXISTS ctxgraph.restore_tip(text, bigint);
+
+CREATE OR REPLACE FUNCTION ctxgraph.evict_tips(skill text, as_of timestamptz DEFAULT now(), dry_run boolean DEFAULT true)
 RETURNS TABLE (tip_id bigint, reason text, followed_attempts double precision, followed_outcome double precision,
                rule_baseline double precision, harm_attempts double precision, retired boolean)
 LANGUAGE plpgsql
@@ -56,7 +57,7 @@ $$;
 COMMENT ON FUNCTION ctxgraph.evict_tips(text, timestamptz, boolean) IS
     'Retires (never deletes) the tips whose ctxgraph.tip_evidence as of as_of gives a reason, logging each in ctxgraph.tip_evictions; with dry_run (the default) only returns what it would retire.';
 
-CREATE FUNCTION ctxgraph.restore_tip(skill text, tip_id bigint, as_of timestamptz DEFAULT now())
+CREATE OR REPLACE FUNCTION ctxgraph.restore_tip(skill text, tip_id bigint, as_of timestamptz DEFAULT now())
 RETURNS boolean
 LANGUAGE plpgsql
 SECURITY DEFINER

@@ -1,12 +1,12 @@
 -- Deploy ctxgraph:function_follow_label_metrics to pg
--- requires: view_follow_agreement
+-- requires: function_follow_label_metrics@v0.3.0
+-- requires: function_follow_weight
 
--- How each leg agrees with gold labels (a person's followed / not followed per retrieval), so a
--- judge model or prompt can be validated before it is trusted: accuracy and Cohen's kappa for
--- both legs, ROC AUC of the cosine, and the cosine threshold with the best accuracy.
+-- Rework: the embedding leg's verdict comes from the follow rule (follow_decision with the judge
+-- silent), NaN-as-NULL from known_cosine, the threshold from ctxgraph.param(). Same result.
 BEGIN;
 
-CREATE FUNCTION ctxgraph.follow_label_metrics(skill text, retrieval_ids bigint[], gold boolean[])
+CREATE OR REPLACE FUNCTION ctxgraph.follow_label_metrics(skill text, retrieval_ids bigint[], gold boolean[])
 RETURNS TABLE (
     leg text, labelled bigint, covered bigint, accuracy double precision, kappa double precision,
     auc double precision, threshold double precision, best_threshold double precision,
@@ -21,12 +21,14 @@ AS $$
          ORDER BY l.id
     ),
     rows AS (
-        SELECT l.followed AS gold, r.tip_followed_llm AS llm,
-               CASE WHEN r.tip_followed_emb <> 'NaN'::double precision THEN r.tip_followed_emb END AS emb
+        SELECT l.followed AS gold, r.tip_followed_llm AS llm, ctxgraph.known_cosine(r.tip_followed_emb) AS emb,
+               -- What the embedding leg alone decides: the follow rule with the judge silent.
+               ctxgraph.follow_verdict(ctxgraph.follow_decision(NULL, r.tip_followed_emb,
+                                                                (SELECT ctxgraph.param('follow.emb_threshold')))) AS emb_followed
           FROM labels AS l
           JOIN ctxgraph.tip_retrievals AS r ON r.skill = follow_label_metrics.skill AND r.id = l.id
     ),
-    threshold AS (SELECT p.value AS t FROM ctxgraph.parameters AS p WHERE p.name = 'follow.emb_threshold'),
+    threshold AS (SELECT ctxgraph.param('follow.emb_threshold') AS t),
     ranked AS (
         -- Mid-ranks for ties: (first rank + last rank) / 2, for the Mann-Whitney AUC.
         SELECT r.gold, r.emb,
@@ -57,12 +59,12 @@ AS $$
     SELECT 'embedding',
            (SELECT count(*) FROM rows),
            count(*),
-           avg(((r.emb >= (SELECT th.t FROM threshold AS th)) = r.gold)::int::double precision),
+           avg((r.emb_followed = r.gold)::int::double precision),
            ctxgraph.cohen_kappa(
-               count(*) FILTER (WHERE r.emb >= (SELECT th.t FROM threshold AS th) AND r.gold),
-               count(*) FILTER (WHERE r.emb >= (SELECT th.t FROM threshold AS th) AND NOT r.gold),
-               count(*) FILTER (WHERE r.emb < (SELECT th.t FROM threshold AS th) AND r.gold),
-               count(*) FILTER (WHERE r.emb < (SELECT th.t FROM threshold AS th) AND NOT r.gold)),
+               count(*) FILTER (WHERE r.emb_followed AND r.gold),
+               count(*) FILTER (WHERE r.emb_followed AND NOT r.gold),
+               count(*) FILTER (WHERE NOT r.emb_followed AND r.gold),
+               count(*) FILTER (WHERE NOT r.emb_followed AND NOT r.gold)),
            (SELECT (sum(k.mid_rank) FILTER (WHERE k.gold) - count(*) FILTER (WHERE k.gold) * (count(*) FILTER (WHERE k.gold) + 1) / 2.0)
                    / nullif(count(*) FILTER (WHERE k.gold) * count(*) FILTER (WHERE NOT k.gold), 0)
               FROM ranked AS k),
@@ -72,10 +74,5 @@ AS $$
       FROM rows AS r
      WHERE r.emb IS NOT NULL
 $$;
-
-COMMENT ON FUNCTION ctxgraph.follow_label_metrics(text, bigint[], boolean[]) IS
-    'Agreement of the judge and embedding legs with gold labels (retrieval id -> followed): accuracy, kappa, cosine ROC AUC, best threshold and its accuracy.';
-
-GRANT EXECUTE ON FUNCTION ctxgraph.follow_label_metrics(text, bigint[], boolean[]) TO ctxgraph_analyst;
 
 COMMIT;

@@ -1,56 +1,78 @@
 -- Deploy ctxgraph:function_follow_weight to pg
--- requires: def27_tip_followed
--- requires: table_parameters
+-- requires: function_follow_weight@v0.3.0
+-- requires: table_group_roles
 
--- ADR-0019's follow CASE, written once. Every view, the aggregates and eviction call these two
--- functions; the coefficients are rows of ctxgraph.parameters (the ADR's 1.0 / 0.0 / 0.5 are
--- first-pass guesses, and its successor found 0.0 for "judged not followed" too punitive).
+-- Rework: the follow rule in one place. Released, the threshold decision was written in both
+-- functions and in several views, NaN-as-NULL in six files, and the coefficients were read with
+-- inline subselects that answered a silent NULL (or 0) when a parameter row was missing. Now:
+--   known_cosine(emb)                  NaN (the ADR's failure value) is NULL, once;
+--   follow_decision(llm, emb, thresh)  which branch of the ADR's CASE a retrieval takes, once;
+--   follow_verdict(decision)           the branch as followed / ignored / unknown, once;
+--   tip_followed / follow_weight       that decision as a verdict / as the branch's coefficient,
+--                                      read through ctxgraph.param(), which raises on a missing row.
+-- Behaviour is the ADR's and unchanged for every existing input.
 BEGIN;
 
-INSERT INTO ctxgraph.parameters (name, value, description) VALUES
-    ('follow.weight.judge_followed', 1.0, 'DEF-27 follow weight when the LLM judge says the script followed the tip.'),
-    ('follow.weight.judge_ignored',  0.0, 'DEF-27 follow weight when the LLM judge says the script did not follow the tip (even on success).'),
-    ('follow.weight.emb_followed',   1.0, 'Follow weight with no judge verdict and a cosine at or above follow.emb_threshold.'),
-    ('follow.weight.emb_ignored',    0.0, 'Follow weight with no judge verdict and a cosine below follow.emb_threshold.'),
-    ('follow.weight.unscored',       0.5, 'Follow weight with neither signal (pre-DEF-27 rows, failed scoring): conservative, keeps old order.'),
-    ('follow.emb_threshold',         0.6, 'Cosine at or above which the embedding leg counts a tip as followed when the judge is silent.');
+CREATE FUNCTION ctxgraph.known_cosine(emb double precision)
+RETURNS double precision
+LANGUAGE sql IMMUTABLE STRICT PARALLEL SAFE
+AS $$ SELECT nullif(emb, 'NaN'::double precision) $$;
 
--- followed: the follow verdict as a boolean: the judge's if it has one, else the cosine against
--- the threshold, else NULL. NaN counts as NULL.
-CREATE FUNCTION ctxgraph.tip_followed(llm boolean, emb double precision)
-RETURNS boolean
-LANGUAGE sql STABLE PARALLEL SAFE
+COMMENT ON FUNCTION ctxgraph.known_cosine(double precision) IS
+    'The cosine the embedding leg stored, with NaN (a failed encoding) read as NULL: the one definition of NaN-as-NULL.';
+
+-- Pure and inlinable: callers pass the threshold, so a view can read it once per query.
+CREATE FUNCTION ctxgraph.follow_decision(llm boolean, emb double precision, emb_threshold double precision)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
     SELECT CASE
-               WHEN llm IS NOT NULL THEN llm
-               WHEN emb IS NULL OR emb = 'NaN'::double precision THEN NULL
-               ELSE emb >= (SELECT p.value FROM ctxgraph.parameters AS p WHERE p.name = 'follow.emb_threshold')
+               WHEN llm THEN 'judge_followed'
+               WHEN NOT llm THEN 'judge_ignored'
+               WHEN ctxgraph.known_cosine(emb) IS NULL THEN 'unscored'
+               WHEN ctxgraph.known_cosine(emb) >= emb_threshold THEN 'emb_followed'
+               ELSE 'emb_ignored'
            END
 $$;
 
-COMMENT ON FUNCTION ctxgraph.tip_followed(boolean, double precision) IS
-    'Whether a retrieval counts as followed: the judge''s verdict, else cosine >= follow.emb_threshold, else NULL (NaN is NULL).';
+COMMENT ON FUNCTION ctxgraph.follow_decision(boolean, double precision, double precision) IS
+    'Which branch of the DEF-27 follow rule a retrieval takes: judge_followed, judge_ignored (the judge''s verdict wins), emb_followed / emb_ignored (cosine against the threshold when the judge is silent), unscored (neither signal). follow.weight.<branch> is its coefficient.';
 
-CREATE FUNCTION ctxgraph.follow_weight(llm boolean, emb double precision)
+-- The verdict a branch stands for: followed, ignored, or unknown (unscored).
+CREATE FUNCTION ctxgraph.follow_verdict(decision text)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+AS $$
+    SELECT CASE decision
+               WHEN 'judge_followed' THEN true
+               WHEN 'emb_followed' THEN true
+               WHEN 'judge_ignored' THEN false
+               WHEN 'emb_ignored' THEN false
+           END
+$$;
+
+COMMENT ON FUNCTION ctxgraph.follow_verdict(text) IS
+    'The follow verdict of a follow_decision branch: true for *_followed, false for *_ignored, NULL for unscored.';
+
+CREATE OR REPLACE FUNCTION ctxgraph.tip_followed(llm boolean, emb double precision)
+RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE
+AS $$
+    SELECT ctxgraph.follow_verdict(ctxgraph.follow_decision(llm, emb, ctxgraph.param('follow.emb_threshold')))
+$$;
+
+CREATE OR REPLACE FUNCTION ctxgraph.follow_weight(llm boolean, emb double precision)
 RETURNS double precision
 LANGUAGE sql STABLE PARALLEL SAFE
 AS $$
-    SELECT p.value
-      FROM ctxgraph.parameters AS p
-     WHERE p.name = CASE
-                        WHEN llm THEN 'follow.weight.judge_followed'
-                        WHEN NOT llm THEN 'follow.weight.judge_ignored'
-                        WHEN emb IS NULL OR emb = 'NaN'::double precision THEN 'follow.weight.unscored'
-                        WHEN emb >= (SELECT t.value FROM ctxgraph.parameters AS t WHERE t.name = 'follow.emb_threshold')
-                            THEN 'follow.weight.emb_followed'
-                        ELSE 'follow.weight.emb_ignored'
-                    END
+    SELECT ctxgraph.param('follow.weight.' || ctxgraph.follow_decision(llm, emb, ctxgraph.param('follow.emb_threshold')))
 $$;
 
-COMMENT ON FUNCTION ctxgraph.follow_weight(boolean, double precision) IS
-    'DEF-27 follow weight of a retrieval: judge true 1.0, judge false 0.0, else cosine >= threshold 1.0, cosine below 0.0, neither 0.5 (values from ctxgraph.parameters; NaN is NULL).';
-
-GRANT EXECUTE ON FUNCTION ctxgraph.tip_followed(boolean, double precision), ctxgraph.follow_weight(boolean, double precision)
-    TO ctxgraph_writer, ctxgraph_scorer, ctxgraph_ranker, ctxgraph_analyst;
+REVOKE ALL ON FUNCTION ctxgraph.known_cosine(double precision),
+    ctxgraph.follow_decision(boolean, double precision, double precision), ctxgraph.follow_verdict(text) FROM PUBLIC;
+DO $$ BEGIN PERFORM ctxgraph._grant('EXECUTE ON FUNCTION ctxgraph.known_cosine(double precision), '
+                       'ctxgraph.follow_decision(boolean, double precision, double precision), '
+                       'ctxgraph.follow_verdict(text)',
+                       '{writer,scorer,ranker,analyst}'); END $$;
 
 COMMIT;

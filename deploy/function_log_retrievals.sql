@@ -1,12 +1,16 @@
 -- Deploy ctxgraph:function_log_retrievals to pg
--- requires: table_tip_retrievals
--- requires: function_graded_outcome
+-- requires: function_log_retrievals@v0.3.0
+
+-- Rework that carries edits made in place after the release that first shipped this change
+-- (an empty batch logs nothing, not even the run, and the run's started_at is set): a database deployed at @v0.1.0 or @v0.2.0 never ran them. The definitions are those
+-- released at @v0.3.0, replaced in place, so every database ends with the same ones.
 
 -- Logs one retrieval batch (the tips put into one Worker prompt) in a single statement; rank is
 -- the position in the array. Bad input raises before anything is written.
 BEGIN;
 
-CREATE FUNCTION ctxgraph.log_retrievals(
+
+CREATE OR REPLACE FUNCTION ctxgraph.log_retrievals(
     skill             text,
     run_id            text,
     rule_id           text,

@@ -1,12 +1,19 @@
 -- Deploy ctxgraph:function_record_outcome to pg
--- requires: function_save_attempt
--- requires: function_graded_outcome
+-- requires: function_record_outcome@v0.3.0
+
+-- Rework that carries edits made in place after the release that first shipped this change
+-- (record_outcome takes ended_at (a fifth argument) and refuses an end before the start): a database deployed at @v0.1.0 or @v0.2.0 never ran them. The definitions are those
+-- released at @v0.3.0, replaced in place, so every database ends with the same ones.
 
 -- Records the evaluator's verdict on an attempt and fills outcome_value (DEF-26) and
 -- outcome_confidence for exactly that attempt's retrievals, in one statement.
 BEGIN;
 
-CREATE FUNCTION ctxgraph.record_outcome(
+-- A database deployed at @v0.1.0 or @v0.2.0 has the four-argument record_outcome.
+DROP FUNCTION IF EXISTS ctxgraph.record_outcome(text, bigint, boolean, text);
+
+
+CREATE OR REPLACE FUNCTION ctxgraph.record_outcome(
     skill        text,
     attempt_id   bigint,
     passed       boolean,

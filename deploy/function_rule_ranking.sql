@@ -1,18 +1,22 @@
 -- Deploy ctxgraph:function_rule_ranking to pg
--- requires: view_tip_hit_rates
+-- requires: function_rule_ranking@v0.3.0
+-- requires: table_group_roles
 
--- How the ranker orders the candidate tips of one rule, before (outcome-only credit) and after
--- (follow-weighted credit): the ADR's before/after in one query. Candidates are the rule's own
--- tips and every tip ever retrieved for it.
+-- Rework: rule_ranking runs with its owner's rights. The ranker is granted it, but its candidates
+-- come from tip_retrievals, which the ranker may not read: released, the ranker got
+-- "permission denied for table tip_retrievals". Same result columns.
 BEGIN;
 
-CREATE FUNCTION ctxgraph.rule_ranking(skill text, rule_id text)
+CREATE OR REPLACE FUNCTION ctxgraph.rule_ranking(skill text, rule_id text)
 RETURNS TABLE (
     tip_id bigint, tip_rule_id text, body text, retrievals bigint, attempts bigint,
     outcome_hit_rate double precision, hit_rate double precision, follow_rate double precision,
     utility_lower_bound double precision, outcome_rank bigint, follow_rank bigint, retired boolean
 )
 LANGUAGE sql STABLE
+-- Owner's rights: candidates come from the raw log, which the ranker may not read.
+SECURITY DEFINER
+SET search_path = pg_catalog, ctxgraph, pg_temp
 AS $$
     WITH candidates AS (
         SELECT t.id FROM ctxgraph.tips AS t
@@ -31,10 +35,5 @@ AS $$
       JOIN ctxgraph.tips AS t ON t.skill = h.skill AND t.id = h.tip_id
      ORDER BY 11, 10, h.tip_id
 $$;
-
-COMMENT ON FUNCTION ctxgraph.rule_ranking(text, text) IS
-    'The candidate tips of a rule with their outcome-only rank (before DEF-27) and follow-weighted rank (after; retired tips last).';
-
-GRANT EXECUTE ON FUNCTION ctxgraph.rule_ranking(text, text) TO ctxgraph_ranker, ctxgraph_analyst;
 
 COMMIT;

@@ -1,12 +1,16 @@
 -- Deploy ctxgraph:function_save_attempt to pg
--- requires: table_attempts
--- requires: function_graded_outcome
+-- requires: function_save_attempt@v0.3.0
+
+-- Rework that carries edits made in place after the release that first shipped this change
+-- (an attempt that ends before it starts is refused, and the run's started_at is set): a database deployed at @v0.1.0 or @v0.2.0 never ran them. The definitions are those
+-- released at @v0.3.0, replaced in place, so every database ends with the same ones.
 
 -- The ADR's auxiliary fix, part 1: saving an attempt returns its id, so the retrievals logged
 -- before it can be linked to it (ctxgraph.update_retrieval_attempt_ids).
 BEGIN;
 
-CREATE FUNCTION ctxgraph.save_attempt(
+
+CREATE OR REPLACE FUNCTION ctxgraph.save_attempt(
     skill          text,
     run_id         text,
     rule_id        text,

@@ -1,35 +1,15 @@
 -- Deploy ctxgraph:function_tip_evidence to pg
--- requires: table_tip_evictions
--- requires: function_follow_weight
--- requires: function_wilson_bounds
+-- requires: function_tip_evidence@v0.3.0
+-- requires: view_scored_retrievals
 
--- The evidence eviction acts on, per tip, as of an instant. Its rules, and why:
---  * The unit of evidence is an attempt, not a row: one attempt's retrievals of a tip share one
---    outcome and one script, so they are one observation (unlinked legacy rows count alone).
---  * What the tip's advice is worth is measured where it was followed: the follow-weighted mean
---    outcome of its attempts (weights from ctxgraph.follow_weight; pre-DEF-27 rows weigh 0.5).
---  * It is compared with its rule's own baseline: the outcome of the same rules' attempts where
---    the tip was not followed (not retrieved, or ignored), weighted by rule as the tip was
---    followed, so a tip on a rule that fails for everyone is never blamed for the rule.
---  * Small samples are honest: the tip's followed outcome enters as its Wilson upper bound
---    (z = eviction.bound_z), so retiring needs the shortfall's lower confidence bound,
---    baseline - upper bound, to reach eviction.min_shortfall; plus minimum support in distinct
---    attempts, runs and followed attempts. A few lucky or unlucky rows never retire a tip.
---  * Harm is its own criterion: followed in at least eviction.min_harm_attempts attempts that
---    broke the system, over at least eviction.min_runs runs, at a clearly higher share than the
---    rule's baseline; it does not wait for eviction.min_attempts.
+-- Rework: the evidence derives from ctxgraph.scored_retrievals (credit, follow weight, harm and
+-- the attempt key defined once there) and reads its thresholds through ctxgraph.param(), which
+-- raises on a missing row where the released max() FILTER read a silent NULL. The rules of
+-- evidence are unchanged; see the earlier instance for why each one holds. The ranker is
+-- granted it: it ran only through PUBLIC's default grant, which privileges_functions removes.
 BEGIN;
 
-INSERT INTO ctxgraph.parameters (name, value, description) VALUES
-    ('eviction.min_attempts',          3,   'Eviction: least distinct scored attempts of the tip.'),
-    ('eviction.min_runs',              2,   'Eviction: least distinct runs the tip''s attempts span.'),
-    ('eviction.min_followed_attempts', 3,   'Eviction: least follow-weighted attempts (sum of follow weights) before low utility can retire a tip.'),
-    ('eviction.bound_z',               1.0, 'Eviction: normal quantile of the upper bound on the followed outcome (one-sided 84%).'),
-    ('eviction.min_shortfall',         0.2, 'Eviction: least (rule baseline - upper bound of followed outcome) that retires a tip.'),
-    ('eviction.min_harm_attempts',     2,   'Eviction: least follow-weighted attempts that broke the system before harm can retire a tip.'),
-    ('eviction.min_harm_excess',       0.2, 'Eviction: least excess of the tip''s harm share over its rules'' baseline harm share.');
-
-CREATE FUNCTION ctxgraph.tip_evidence(skill text, as_of timestamptz DEFAULT now())
+CREATE OR REPLACE FUNCTION ctxgraph.tip_evidence(skill text, as_of timestamptz DEFAULT now())
 RETURNS TABLE (
     tip_id              bigint,
     rule_id             text,
@@ -52,33 +32,32 @@ LANGUAGE sql STABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, ctxgraph, pg_temp
 AS $$
-WITH params AS (
-    SELECT max(p.value) FILTER (WHERE p.name = 'eviction.min_attempts') AS min_attempts,
-           max(p.value) FILTER (WHERE p.name = 'eviction.min_runs') AS min_runs,
-           max(p.value) FILTER (WHERE p.name = 'eviction.min_followed_attempts') AS min_followed,
-           max(p.value) FILTER (WHERE p.name = 'eviction.bound_z') AS z,
-           max(p.value) FILTER (WHERE p.name = 'eviction.min_shortfall') AS min_shortfall,
-           max(p.value) FILTER (WHERE p.name = 'eviction.min_harm_attempts') AS min_harm,
-           max(p.value) FILTER (WHERE p.name = 'eviction.min_harm_excess') AS min_harm_excess
-      FROM ctxgraph.parameters AS p
+WITH params AS MATERIALIZED (
+    -- ctxgraph.param raises on a missing row: eviction never runs on a silent NULL threshold.
+    -- Materialized, so every threshold is read (and checked) once per call.
+    SELECT ctxgraph.param('eviction.min_attempts') AS min_attempts,
+           ctxgraph.param('eviction.min_runs') AS min_runs,
+           ctxgraph.param('eviction.min_followed_attempts') AS min_followed,
+           ctxgraph.param('eviction.bound_z') AS z,
+           ctxgraph.param('eviction.min_shortfall') AS min_shortfall,
+           ctxgraph.param('eviction.min_harm_attempts') AS min_harm,
+           ctxgraph.param('eviction.min_harm_excess') AS min_harm_excess
 ),
 all_units AS (
-    -- One row per (tip, attempt) with a known outcome up to as_of.
-    SELECT r.tip_id,
-           coalesce(r.attempt_id, -r.id) AS attempt_key,
-           min(r.run_id) AS run_id,
-           min(r.rule_id) AS rule_id,
-           max(r.retrieved_at) AS retrieved_at,
-           avg(r.outcome_value * coalesce(r.outcome_confidence, 1.0)) AS outcome,
-           avg(ctxgraph.follow_weight(r.tip_followed_llm, r.tip_followed_emb)) AS weight,
-           bool_or(coalesce(fm.is_harm, r.outcome_value < 0)) AS harmful
-      FROM ctxgraph.tip_retrievals AS r
-      LEFT JOIN ctxgraph.attempts AS a ON a.skill = r.skill AND a.id = r.attempt_id
-      LEFT JOIN ctxgraph.failure_modes AS fm ON fm.name = a.failure_mode
-     WHERE r.skill = tip_evidence.skill
-       AND r.outcome_value IS NOT NULL
-       AND r.retrieved_at <= tip_evidence.as_of
-     GROUP BY r.tip_id, coalesce(r.attempt_id, -r.id)
+    -- One row per (tip, attempt) with a known outcome up to as_of, from the one per-retrieval
+    -- definition of credit, follow weight and harm.
+    SELECT s.tip_id,
+           s.attempt_key,
+           min(s.run_id) AS run_id,
+           min(s.rule_id) AS rule_id,
+           max(s.retrieved_at) AS retrieved_at,
+           avg(s.credit) AS outcome,
+           avg(s.follow_weight) AS weight,
+           bool_or(s.harmful) AS harmful
+      FROM ctxgraph.scored_retrievals AS s
+     WHERE s.skill = tip_evidence.skill
+       AND s.retrieved_at <= tip_evidence.as_of
+     GROUP BY s.tip_id, s.attempt_key
 ),
 rule_attempts AS (
     -- Each attempt at each rule once: the population the baselines come from.
@@ -185,9 +164,7 @@ SELECT v.tip_id, v.rule_id, v.attempts, v.runs, v.followed_n, v.followed_outcome
  ORDER BY v.tip_id
 $$;
 
-COMMENT ON FUNCTION ctxgraph.tip_evidence(text, timestamptz) IS
-    'Per tip of a skill, as of an instant: attempts, runs, follow-weighted outcome and its upper bound, the rules'' own baseline, the shortfall''s lower bound, harm, and the eviction reason (NULL when the evidence does not justify retiring).';
-
-GRANT EXECUTE ON FUNCTION ctxgraph.tip_evidence(text, timestamptz) TO ctxgraph_writer, ctxgraph_analyst;
+-- The ranker reads eviction_candidates, which calls this function with the reader's rights.
+DO $$ BEGIN PERFORM ctxgraph._grant('EXECUTE ON FUNCTION ctxgraph.tip_evidence(text, timestamptz)', '{ranker}'); END $$;
 
 COMMIT;

@@ -1,5 +1,9 @@
 -- Deploy ctxgraph:function_wilson_bounds to pg
--- requires: schema_ctxgraph
+-- requires: function_wilson_bounds@v0.3.0
+
+-- Rework that carries edits made in place after the release that first shipped this change
+-- (bounds clipped to [0, 1] (float rounding stepped a hair outside)): a database deployed at @v0.1.0 or @v0.2.0 never ran them. The definitions are those
+-- released at @v0.3.0, replaced in place, so every database ends with the same ones.
 
 -- Wilson score bounds for a mean p of n observations in [0, 1]. For any variable bounded in
 -- [0, 1] with mean p the variance is at most p(1 - p), so the Bernoulli interval is a
@@ -8,7 +12,8 @@
 -- clipped to [0, 1] (float rounding can otherwise step a hair outside).
 BEGIN;
 
-CREATE FUNCTION ctxgraph.wilson_lower(p double precision, n double precision, z double precision)
+
+CREATE OR REPLACE FUNCTION ctxgraph.wilson_lower(p double precision, n double precision, z double precision)
 RETURNS double precision
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
@@ -18,7 +23,7 @@ AS $$
       FROM (SELECT least(greatest(p, 0.0), 1.0) AS c) AS clipped
 $$;
 
-CREATE FUNCTION ctxgraph.wilson_upper(p double precision, n double precision, z double precision)
+CREATE OR REPLACE FUNCTION ctxgraph.wilson_upper(p double precision, n double precision, z double precision)
 RETURNS double precision
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$

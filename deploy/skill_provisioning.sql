@@ -1,6 +1,12 @@
 -- Deploy ctxgraph:skill_provisioning to pg
--- requires: table_tip_retrievals
--- requires: table_runs
+-- requires: skill_provisioning@v0.3.0
+-- requires: table_group_roles
+
+-- Rework of the released skill_provisioning: every function of it as it stands now, replaced in
+-- place, so a database deployed at any earlier tag ends with the same definitions as a fresh one.
+-- Since @v0.3.0: one helper copies comments to partitions and view projections
+-- (_copy_comments), drop_skill detaches partitions instead of DROP SCHEMA CASCADE (which dropped
+-- the parents' foreign keys), and add_skill grants schema usage through ctxgraph.group_roles.
 
 -- One way to add a skill: ctxgraph.add_skill() creates the skill's schema, a partition of every
 -- skill-partitioned parent table in schema ctxgraph, the per-skill projections of the registered
@@ -8,20 +14,8 @@
 -- view added by a later change reaches every skill, present and future.
 BEGIN;
 
-CREATE TABLE ctxgraph.skill_views (
-    name     text PRIMARY KEY,
-    added_at timestamptz NOT NULL DEFAULT now()
-);
-
-COMMENT ON TABLE ctxgraph.skill_views IS
-    'Views in schema ctxgraph (with a skill column) that every skill schema exposes as <skill>.<name>, filtered to that skill.';
-COMMENT ON COLUMN ctxgraph.skill_views.name IS 'The view''s name, in ctxgraph and in each skill schema.';
-COMMENT ON COLUMN ctxgraph.skill_views.added_at IS 'When the view was registered.';
-
-GRANT SELECT ON ctxgraph.skill_views TO ctxgraph_analyst;
-
 -- The skill-partitioned parent tables: list-partitioned on a column named skill.
-CREATE FUNCTION ctxgraph._skill_parent_tables()
+CREATE OR REPLACE FUNCTION ctxgraph._skill_parent_tables()
 RETURNS SETOF regclass
 LANGUAGE sql STABLE
 AS $$
@@ -41,7 +35,7 @@ COMMENT ON FUNCTION ctxgraph._skill_parent_tables() IS
 -- ctxgraph.sync_skill_privileges: makes each skill partition's table and column privileges
 -- exactly those of its parent. Privileges on a parent do not apply to direct reads of a
 -- partition, and users query <skill>.<table> directly.
-CREATE FUNCTION ctxgraph.sync_skill_privileges(skill text DEFAULT NULL)
+CREATE OR REPLACE FUNCTION ctxgraph.sync_skill_privileges(skill text DEFAULT NULL)
 RETURNS integer
 LANGUAGE plpgsql
 AS $$
@@ -95,7 +89,7 @@ BEGIN
 END
 $$;
 
-CREATE FUNCTION ctxgraph._grantee_sql(grantee oid)
+CREATE OR REPLACE FUNCTION ctxgraph._grantee_sql(grantee oid)
 RETURNS text
 LANGUAGE sql STABLE
 AS $$
@@ -109,7 +103,7 @@ COMMENT ON FUNCTION ctxgraph.sync_skill_privileges(text) IS
 
 -- Private: copies a relation's comment (with " (skill x)" appended) and its column comments to a
 -- skill's copy of it, a partition or a view projection. One definition for both.
-CREATE FUNCTION ctxgraph._copy_comments(source regclass, target regclass, skill text)
+CREATE OR REPLACE FUNCTION ctxgraph._copy_comments(source regclass, target regclass, skill text)
 RETURNS void
 LANGUAGE plpgsql
 AS $$
@@ -134,7 +128,7 @@ END
 $$;
 
 -- One per-skill projection of a registered view: every column but skill, filtered to the skill.
-CREATE FUNCTION ctxgraph._create_skill_view(skill text, view_name text)
+CREATE OR REPLACE FUNCTION ctxgraph._create_skill_view(skill text, view_name text)
 RETURNS void
 LANGUAGE plpgsql
 AS $$
@@ -166,7 +160,7 @@ COMMENT ON FUNCTION ctxgraph._create_skill_view(text, text) IS
     'Private: creates <skill>.<view_name> over ctxgraph.<view_name> with its comments and grants.';
 
 -- ctxgraph.expose_skill_view: registers a ctxgraph view and creates its projection in every skill.
-CREATE FUNCTION ctxgraph.expose_skill_view(view_name text)
+CREATE OR REPLACE FUNCTION ctxgraph.expose_skill_view(view_name text)
 RETURNS void
 LANGUAGE plpgsql
 AS $$
@@ -182,7 +176,7 @@ END
 $$;
 
 -- ctxgraph.unexpose_skill_view: the inverse, for reverts and reworks of the view.
-CREATE FUNCTION ctxgraph.unexpose_skill_view(view_name text)
+CREATE OR REPLACE FUNCTION ctxgraph.unexpose_skill_view(view_name text)
 RETURNS void
 LANGUAGE plpgsql
 AS $$
@@ -206,7 +200,7 @@ COMMENT ON FUNCTION ctxgraph.unexpose_skill_view(text) IS
 -- creates a missing partition (a parent table added by a later change reaches existing skills),
 -- copies the parent's table and column comments and its statement-level triggers (statement
 -- triggers on a parent do not fire for statements aimed at a partition), then syncs privileges.
-CREATE FUNCTION ctxgraph.ensure_skill_partitions(skill text DEFAULT NULL)
+CREATE OR REPLACE FUNCTION ctxgraph.ensure_skill_partitions(skill text DEFAULT NULL)
 RETURNS integer
 LANGUAGE plpgsql
 AS $$
@@ -256,7 +250,7 @@ COMMENT ON FUNCTION ctxgraph.ensure_skill_partitions(text) IS
     'Creates missing skill partitions and gives every partition its parent''s comments, statement triggers and privileges; returns the partitions created.';
 
 -- ctxgraph.add_skill: the one way to add a skill; no DDL is copied by hand.
-CREATE FUNCTION ctxgraph.add_skill(name text, grading text, description text DEFAULT NULL)
+CREATE OR REPLACE FUNCTION ctxgraph.add_skill(name text, grading text, description text DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql
 AS $$
@@ -284,8 +278,7 @@ BEGIN
     EXECUTE format('COMMENT ON SCHEMA %I IS %L', add_skill.name,
                    format('ctxgraph skill %s (%s outcomes): its partitions of the ctxgraph tables and its views.',
                           add_skill.name, add_skill.grading));
-    EXECUTE format('GRANT USAGE ON SCHEMA %I TO ctxgraph_writer, ctxgraph_scorer, ctxgraph_ranker, ctxgraph_analyst',
-                   add_skill.name);
+    PERFORM ctxgraph._grant(format('USAGE ON SCHEMA %I', add_skill.name), '{writer,scorer,ranker,analyst}');
 
     PERFORM ctxgraph.ensure_skill_partitions(add_skill.name);
 
@@ -303,7 +296,7 @@ COMMENT ON FUNCTION ctxgraph.add_skill(text, text, text) IS
 -- referenced partition), silently unkeying the other skills. So: delete the skill's rows from the
 -- unpartitioned ctxgraph tables that carry a skill column, then detach and drop each partition,
 -- referencing tables first, and only then drop the schema (its views).
-CREATE FUNCTION ctxgraph.drop_skill(name text)
+CREATE OR REPLACE FUNCTION ctxgraph.drop_skill(name text)
 RETURNS void
 LANGUAGE plpgsql
 AS $$

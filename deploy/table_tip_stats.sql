@@ -1,6 +1,12 @@
 -- Deploy ctxgraph:table_tip_stats to pg
--- requires: function_follow_weight
--- requires: skill_provisioning
+-- requires: table_tip_stats@v0.3.0
+-- requires: view_scored_retrievals
+
+-- Rework: the maintained aggregates derive from ctxgraph.scored_retrievals, the one definition of a
+-- retrieval's credit, follow weight and harm, instead of spelling that arithmetic again. It also
+-- carries what was edited in place after the release (per-tip recompute, SECURITY DEFINER
+-- triggers, the failure_modes trigger), so a database deployed at an earlier tag ends the same.
+-- Every function and trigger is replaced in place; the table is untouched; all stats are rebuilt.
 
 -- Exact per-tip aggregates of the retrieval log, so the ranker's read of ~50 candidate tips
 -- never aggregates the raw log. They are refreshed in the same transaction as every write that
@@ -14,45 +20,12 @@
 -- includes every transaction that held the lock before, so no committed row is ever missed.
 BEGIN;
 
-CREATE TABLE ctxgraph.tip_stats (
-    skill             text NOT NULL,
-    tip_id            bigint NOT NULL,
-    retrievals        bigint NOT NULL DEFAULT 0,
-    scored            bigint NOT NULL DEFAULT 0,
-    attempts          bigint NOT NULL DEFAULT 0,
-    outcome_sum       double precision NOT NULL DEFAULT 0,
-    weighted_sum      double precision NOT NULL DEFAULT 0,
-    follow_known      bigint NOT NULL DEFAULT 0,
-    followed          bigint NOT NULL DEFAULT 0,
-    harm              bigint NOT NULL DEFAULT 0,
-    last_retrieved_at timestamptz,
-    refreshed_at      timestamptz NOT NULL DEFAULT now(),
-    PRIMARY KEY (skill, tip_id),
-    FOREIGN KEY (skill, tip_id) REFERENCES ctxgraph.tips (skill, id) ON DELETE CASCADE
-) PARTITION BY LIST (skill);
-
-COMMENT ON TABLE ctxgraph.tip_stats IS
-    'Exact per-tip aggregates of tip_retrievals, refreshed by triggers with every write; read through the tip_hit_rates view.';
-COMMENT ON COLUMN ctxgraph.tip_stats.skill IS 'The skill (partition key).';
-COMMENT ON COLUMN ctxgraph.tip_stats.tip_id IS 'The tip.';
-COMMENT ON COLUMN ctxgraph.tip_stats.retrievals IS 'All retrievals of the tip.';
-COMMENT ON COLUMN ctxgraph.tip_stats.scored IS 'Retrievals whose outcome is known (outcome_value not NULL).';
-COMMENT ON COLUMN ctxgraph.tip_stats.attempts IS 'Distinct attempts among the scored retrievals (an unlinked row counts as its own attempt).';
-COMMENT ON COLUMN ctxgraph.tip_stats.outcome_sum IS 'Sum of outcome_value * outcome_confidence over scored retrievals.';
-COMMENT ON COLUMN ctxgraph.tip_stats.weighted_sum IS 'Sum of outcome_value * outcome_confidence * follow_weight over scored retrievals.';
-COMMENT ON COLUMN ctxgraph.tip_stats.follow_known IS 'Scored retrievals with a follow verdict (judge, or cosine when the judge is silent).';
-COMMENT ON COLUMN ctxgraph.tip_stats.followed IS 'Scored retrievals whose verdict is followed.';
-COMMENT ON COLUMN ctxgraph.tip_stats.harm IS 'Scored retrievals followed during an attempt whose failure broke the system.';
-COMMENT ON COLUMN ctxgraph.tip_stats.last_retrieved_at IS 'Latest retrieved_at of the tip.';
-COMMENT ON COLUMN ctxgraph.tip_stats.refreshed_at IS 'When this row was last recomputed.';
-
-GRANT SELECT ON ctxgraph.tip_stats TO ctxgraph_analyst;
-
--- _tip_log_aggregate: one tip's aggregates, computed from its log rows alone. Written per tip so
+-- _tip_log_aggregate: one tip's aggregates: counts over its log rows, and every outcome and follow
+-- figure over its rows of ctxgraph.scored_retrievals (credit, follow weight, harm defined there). Written per tip so
 -- the plan is always an index lookup on (skill, tip_id) plus a primary-key lookup per row for the
 -- failure mode, whatever the statistics say: autovacuum never analyzes partitioned parents, and
 -- without parent statistics a join-shaped recompute misestimated by 1,000x and scanned the log.
-CREATE FUNCTION ctxgraph._tip_log_aggregate(skill text, tip_id bigint)
+CREATE OR REPLACE FUNCTION ctxgraph._tip_log_aggregate(skill text, tip_id bigint)
 RETURNS TABLE (
     retrievals bigint, scored bigint, attempts bigint, outcome_sum double precision,
     weighted_sum double precision, follow_known bigint, followed bigint, harm bigint,
@@ -60,27 +33,20 @@ RETURNS TABLE (
 )
 LANGUAGE sql STABLE
 AS $$
-    SELECT count(*),
-           count(l.credit),
-           count(DISTINCT coalesce(l.attempt_id, -l.id)) FILTER (WHERE l.credit IS NOT NULL),
-           coalesce(sum(l.credit), 0),
-           coalesce(sum(l.credit * l.weight), 0),
-           count(l.is_followed) FILTER (WHERE l.credit IS NOT NULL),
-           count(*) FILTER (WHERE l.credit IS NOT NULL AND l.is_followed),
-           count(*) FILTER (WHERE l.credit IS NOT NULL AND l.is_followed AND l.harmful),
-           max(l.retrieved_at)
-      FROM (SELECT r.id, r.attempt_id, r.retrieved_at,
-                   r.outcome_value * coalesce(r.outcome_confidence, 1.0) AS credit,
-                   ctxgraph.follow_weight(r.tip_followed_llm, r.tip_followed_emb) AS weight,
-                   ctxgraph.tip_followed(r.tip_followed_llm, r.tip_followed_emb) AS is_followed,
-                   -- harm: the attempt's failure mode broke the system; unlinked rows: a negative outcome
-                   coalesce((SELECT fm.is_harm
-                               FROM ctxgraph.attempts AS a
-                               JOIN ctxgraph.failure_modes AS fm ON fm.name = a.failure_mode
-                              WHERE a.skill = r.skill AND a.id = r.attempt_id),
-                            r.outcome_value < 0) AS harmful
+    SELECT logged.retrievals, scored.scored, scored.attempts, scored.outcome_sum, scored.weighted_sum,
+           scored.follow_known, scored.followed, scored.harm, logged.last_retrieved_at
+      FROM (SELECT count(*) AS retrievals, max(r.retrieved_at) AS last_retrieved_at
               FROM ctxgraph.tip_retrievals AS r
-             WHERE r.skill = _tip_log_aggregate.skill AND r.tip_id = _tip_log_aggregate.tip_id) AS l
+             WHERE r.skill = _tip_log_aggregate.skill AND r.tip_id = _tip_log_aggregate.tip_id) AS logged,
+           (SELECT count(*) AS scored,
+                   count(DISTINCT s.attempt_key) AS attempts,
+                   coalesce(sum(s.credit), 0) AS outcome_sum,
+                   coalesce(sum(s.credit * s.follow_weight), 0) AS weighted_sum,
+                   count(s.followed) AS follow_known,
+                   count(*) FILTER (WHERE s.followed) AS followed,
+                   count(*) FILTER (WHERE s.followed AND s.harmful) AS harm
+              FROM ctxgraph.scored_retrievals AS s
+             WHERE s.skill = _tip_log_aggregate.skill AND s.tip_id = _tip_log_aggregate.tip_id) AS scored
 $$;
 
 COMMENT ON FUNCTION ctxgraph._tip_log_aggregate(text, bigint) IS
@@ -90,7 +56,7 @@ COMMENT ON FUNCTION ctxgraph._tip_log_aggregate(text, bigint) IS
 -- is NULL; every skill when skill is NULL) exactly from the log. Returns the tips refreshed.
 -- Custom plans only (a generic plan cannot use the tip ids as an index condition) and no JIT (a
 -- refresh of a few tips never repays compiling).
-CREATE FUNCTION ctxgraph.refresh_tip_stats(skill text DEFAULT NULL, tip_ids bigint[] DEFAULT NULL)
+CREATE OR REPLACE FUNCTION ctxgraph.refresh_tip_stats(skill text DEFAULT NULL, tip_ids bigint[] DEFAULT NULL)
 RETURNS integer
 LANGUAGE plpgsql
 SET plan_cache_mode = force_custom_plan
@@ -131,7 +97,7 @@ COMMENT ON FUNCTION ctxgraph.refresh_tip_stats(text, bigint[]) IS
 -- The triggers: one per event because a trigger with transition tables takes one event. They
 -- run as the owner (SECURITY DEFINER): the writer and the scorer change the log, but only the
 -- owner maintains the aggregates.
-CREATE FUNCTION ctxgraph._tip_stats_after_retrievals_change()
+CREATE OR REPLACE FUNCTION ctxgraph._tip_stats_after_retrievals_change()
 RETURNS trigger
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -171,7 +137,7 @@ END
 $$;
 
 -- A changed failure mode changes harm for every tip retrieved in that attempt.
-CREATE FUNCTION ctxgraph._tip_stats_after_attempts_update()
+CREATE OR REPLACE FUNCTION ctxgraph._tip_stats_after_attempts_update()
 RETURNS trigger
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -195,7 +161,7 @@ END
 $$;
 
 -- A failure mode that now counts (or no longer counts) as harm changes harm everywhere.
-CREATE FUNCTION ctxgraph._tip_stats_after_failure_modes_change()
+CREATE OR REPLACE FUNCTION ctxgraph._tip_stats_after_failure_modes_change()
 RETURNS trigger
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -208,7 +174,7 @@ END
 $$;
 
 -- New follow coefficients or threshold re-weigh every row: rebuild all stats.
-CREATE FUNCTION ctxgraph._tip_stats_after_parameters_change()
+CREATE OR REPLACE FUNCTION ctxgraph._tip_stats_after_parameters_change()
 RETURNS trigger
 LANGUAGE plpgsql
 SECURITY DEFINER
@@ -222,22 +188,22 @@ BEGIN
 END
 $$;
 
-CREATE TRIGGER tip_stats_after_insert AFTER INSERT ON ctxgraph.tip_retrievals
+CREATE OR REPLACE TRIGGER tip_stats_after_insert AFTER INSERT ON ctxgraph.tip_retrievals
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
     EXECUTE FUNCTION ctxgraph._tip_stats_after_retrievals_change();
-CREATE TRIGGER tip_stats_after_update AFTER UPDATE ON ctxgraph.tip_retrievals
+CREATE OR REPLACE TRIGGER tip_stats_after_update AFTER UPDATE ON ctxgraph.tip_retrievals
     REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT
     EXECUTE FUNCTION ctxgraph._tip_stats_after_retrievals_change();
-CREATE TRIGGER tip_stats_after_delete AFTER DELETE ON ctxgraph.tip_retrievals
+CREATE OR REPLACE TRIGGER tip_stats_after_delete AFTER DELETE ON ctxgraph.tip_retrievals
     REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT
     EXECUTE FUNCTION ctxgraph._tip_stats_after_retrievals_change();
-CREATE TRIGGER tip_stats_after_update AFTER UPDATE ON ctxgraph.attempts
+CREATE OR REPLACE TRIGGER tip_stats_after_update AFTER UPDATE ON ctxgraph.attempts
     REFERENCING OLD TABLE AS old_rows NEW TABLE AS new_rows FOR EACH STATEMENT
     EXECUTE FUNCTION ctxgraph._tip_stats_after_attempts_update();
-CREATE TRIGGER tip_stats_after_update AFTER UPDATE ON ctxgraph.failure_modes
+CREATE OR REPLACE TRIGGER tip_stats_after_update AFTER UPDATE ON ctxgraph.failure_modes
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
     EXECUTE FUNCTION ctxgraph._tip_stats_after_failure_modes_change();
-CREATE TRIGGER tip_stats_after_update AFTER UPDATE ON ctxgraph.parameters
+CREATE OR REPLACE TRIGGER tip_stats_after_update AFTER UPDATE ON ctxgraph.parameters
     REFERENCING NEW TABLE AS new_rows FOR EACH STATEMENT
     EXECUTE FUNCTION ctxgraph._tip_stats_after_parameters_change();
 

@@ -1,46 +1,30 @@
 -- Deploy ctxgraph:view_follow_agreement to pg
+-- requires: view_follow_agreement@v0.3.0
 -- requires: function_follow_weight
 
--- The ADR's open question, "can we drop the judge?", answered with data: how often the
--- embedding leg (cosine >= follow.emb_threshold) agrees with the LLM judge, as confusion counts
--- and Cohen's kappa, and which threshold would have agreed best on the rows judged so far.
+-- Rework: the embedding leg's verdict comes from the follow rule itself (follow_decision with the
+-- judge silent), NaN-as-NULL from known_cosine, the threshold from ctxgraph.param(). Same columns.
 BEGIN;
 
-CREATE FUNCTION ctxgraph.cohen_kappa(both_yes bigint, first_only bigint, second_only bigint, both_no bigint)
-RETURNS double precision
-LANGUAGE sql IMMUTABLE PARALLEL SAFE
-AS $$
-    SELECT CASE WHEN n = 0 OR expected >= 1 THEN NULL ELSE (observed - expected) / (1 - expected) END
-      FROM (SELECT n,
-                   (both_yes + both_no) / n AS observed,
-                   ((both_yes + first_only) * (both_yes + second_only)
-                    + (second_only + both_no) * (first_only + both_no)) / (n * n) AS expected
-              FROM (SELECT (both_yes + first_only + second_only + both_no)::double precision AS n) AS total
-             WHERE n > 0) AS k
-    UNION ALL
-    SELECT NULL WHERE both_yes + first_only + second_only + both_no = 0
-$$;
-
-COMMENT ON FUNCTION ctxgraph.cohen_kappa(bigint, bigint, bigint, bigint) IS
-    'Cohen''s kappa of two yes/no raters from their 2x2 confusion counts; NULL when undefined.';
-
-CREATE VIEW ctxgraph.follow_agreement AS
-WITH judged AS (
-    SELECT r.skill, r.tip_followed_llm AS llm, r.tip_followed_emb AS emb
-      FROM ctxgraph.tip_retrievals AS r
-     WHERE r.tip_followed_llm IS NOT NULL
-       AND r.tip_followed_emb IS NOT NULL AND r.tip_followed_emb <> 'NaN'::double precision
+CREATE OR REPLACE VIEW ctxgraph.follow_agreement AS
+WITH threshold AS (
+    SELECT ctxgraph.param('follow.emb_threshold') AS t
 ),
-threshold AS (
-    SELECT p.value AS t FROM ctxgraph.parameters AS p WHERE p.name = 'follow.emb_threshold'
+judged AS (
+    -- emb_followed: what the embedding leg alone decides (the follow rule with the judge silent).
+    SELECT r.skill, r.tip_followed_llm AS llm, ctxgraph.known_cosine(r.tip_followed_emb) AS emb,
+           ctxgraph.follow_verdict(ctxgraph.follow_decision(NULL, r.tip_followed_emb, th.t)) AS emb_followed
+      FROM ctxgraph.tip_retrievals AS r CROSS JOIN threshold AS th
+     WHERE r.tip_followed_llm IS NOT NULL
+       AND ctxgraph.known_cosine(r.tip_followed_emb) IS NOT NULL
 ),
 counts AS (
     SELECT j.skill,
-           count(*) FILTER (WHERE j.llm AND j.emb >= th.t) AS both_followed,
-           count(*) FILTER (WHERE j.llm AND j.emb < th.t) AS judge_only_followed,
-           count(*) FILTER (WHERE NOT j.llm AND j.emb >= th.t) AS emb_only_followed,
-           count(*) FILTER (WHERE NOT j.llm AND j.emb < th.t) AS both_ignored
-      FROM judged AS j CROSS JOIN threshold AS th
+           count(*) FILTER (WHERE j.llm AND j.emb_followed) AS both_followed,
+           count(*) FILTER (WHERE j.llm AND NOT j.emb_followed) AS judge_only_followed,
+           count(*) FILTER (WHERE NOT j.llm AND j.emb_followed) AS emb_only_followed,
+           count(*) FILTER (WHERE NOT j.llm AND NOT j.emb_followed) AS both_ignored
+      FROM judged AS j
      GROUP BY j.skill
 ),
 sweep AS (
@@ -82,25 +66,5 @@ SELECT sk.name AS skill,
   FROM ctxgraph.skills AS sk
   LEFT JOIN counts AS c ON c.skill = sk.name
   LEFT JOIN best AS b ON b.skill = sk.name;
-
-COMMENT ON VIEW ctxgraph.follow_agreement IS
-    'Per skill: agreement between the LLM judge and the embedding leg (cosine >= follow.emb_threshold) on rows both scored, Cohen''s kappa, and the threshold that would maximise kappa.';
-COMMENT ON COLUMN ctxgraph.follow_agreement.skill IS 'The skill.';
-COMMENT ON COLUMN ctxgraph.follow_agreement.judged IS 'Retrievals with both a judge verdict and a cosine.';
-COMMENT ON COLUMN ctxgraph.follow_agreement.both_followed IS 'Judge followed, cosine at or above the threshold.';
-COMMENT ON COLUMN ctxgraph.follow_agreement.judge_only_followed IS 'Judge followed, cosine below the threshold.';
-COMMENT ON COLUMN ctxgraph.follow_agreement.emb_only_followed IS 'Judge not followed, cosine at or above the threshold.';
-COMMENT ON COLUMN ctxgraph.follow_agreement.both_ignored IS 'Judge not followed, cosine below the threshold.';
-COMMENT ON COLUMN ctxgraph.follow_agreement.agreement IS 'Share of judged rows where the two legs agree.';
-COMMENT ON COLUMN ctxgraph.follow_agreement.kappa IS 'Cohen''s kappa between the legs at the current threshold.';
-COMMENT ON COLUMN ctxgraph.follow_agreement.threshold IS 'The current follow.emb_threshold.';
-COMMENT ON COLUMN ctxgraph.follow_agreement.best_threshold IS 'The judged cosine that, used as threshold, maximises kappa.';
-COMMENT ON COLUMN ctxgraph.follow_agreement.best_kappa IS 'Kappa at best_threshold.';
-
-GRANT EXECUTE ON FUNCTION ctxgraph.cohen_kappa(bigint, bigint, bigint, bigint)
-    TO ctxgraph_writer, ctxgraph_scorer, ctxgraph_ranker, ctxgraph_analyst;
-GRANT SELECT ON ctxgraph.follow_agreement TO ctxgraph_analyst;
-
-DO $$ BEGIN PERFORM ctxgraph.expose_skill_view('follow_agreement'); END $$;
 
 COMMIT;

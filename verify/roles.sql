@@ -1,6 +1,8 @@
 -- Verify ctxgraph:roles on pg
 
-SELECT 1 / COUNT(*) FROM pg_catalog.pg_roles WHERE rolname = 'ctxgraph_writer' AND NOT rolcanlogin;
-SELECT 1 / COUNT(*) FROM pg_catalog.pg_roles WHERE rolname = 'ctxgraph_scorer' AND NOT rolcanlogin;
-SELECT 1 / COUNT(*) FROM pg_catalog.pg_roles WHERE rolname = 'ctxgraph_ranker' AND NOT rolcanlogin;
-SELECT 1 / COUNT(*) FROM pg_catalog.pg_roles WHERE rolname = 'ctxgraph_analyst' AND NOT rolcanlogin;
+-- The four group roles exist and are plain NOLOGIN groups: a login or superuser group would
+-- make every privilege check of the later changes meaningless.
+SELECT 1 / (COUNT(*) = 4)::int
+  FROM pg_catalog.pg_roles
+ WHERE rolname IN ('ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst')
+   AND NOT rolcanlogin AND NOT rolsuper AND NOT rolcreaterole AND NOT rolcreatedb AND NOT rolbypassrls;

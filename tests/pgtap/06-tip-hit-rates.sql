@@ -199,57 +199,43 @@ SELECT is((SELECT array_agg(tip_id ORDER BY hit_rate DESC) FROM stig.tip_hit_rat
 -- ---------------------------------------------------------------------------------------------
 -- The core property (20): maintained aggregates == a from-scratch GROUP BY over the log.
 --
--- The reference is written here, independently of refresh_tip_stats: the follow CASE of DEF-27
--- with the coefficients read from ctxgraph.parameters; harm = a followed, scored retrieval in an
--- attempt whose failure mode broke the system (an unlinked row has no attempt: a negative
--- outcome, which only a health failure gives, stands for it); a missing outcome_confidence
--- counts as 1.0. Both sides cover every tip of every skill.
+-- The reference is written here, independently of refresh_tip_stats: a from-scratch GROUP BY over
+-- the columns of ctxgraph.scored_retrievals (credit, follow_weight, followed, harmful: the one
+-- per-retrieval definition, tested on hand-built rows in 11-contracts.sql), plus the raw log for
+-- the counts that include retrievals with no outcome yet. Both sides cover every tip of every skill.
 -- ---------------------------------------------------------------------------------------------
 CREATE TEMP VIEW reference_hit_rates AS
-WITH p AS (
-    SELECT ctxgraph.param('follow.weight.judge_followed') AS judge_followed,
-           ctxgraph.param('follow.weight.judge_ignored') AS judge_ignored,
-           ctxgraph.param('follow.weight.emb_followed') AS emb_followed,
-           ctxgraph.param('follow.weight.emb_ignored') AS emb_ignored,
-           ctxgraph.param('follow.weight.unscored') AS unscored,
-           ctxgraph.param('follow.emb_threshold') AS threshold,
-           ctxgraph.param('utility.bound_z') AS z
-),
-log AS (
-    SELECT r.skill, r.tip_id, r.id, r.attempt_id, r.retrieved_at,
-           r.outcome_value * coalesce(r.outcome_confidence, 1.0) AS credit,
-           CASE WHEN r.tip_followed_llm THEN p.judge_followed
-                WHEN NOT r.tip_followed_llm THEN p.judge_ignored
-                WHEN r.tip_followed_emb IS NULL OR r.tip_followed_emb = 'NaN' THEN p.unscored
-                WHEN r.tip_followed_emb >= p.threshold THEN p.emb_followed
-                ELSE p.emb_ignored
-           END AS weight,
-           coalesce(r.tip_followed_llm,
-                    CASE WHEN r.tip_followed_emb <> 'NaN' THEN r.tip_followed_emb >= p.threshold END) AS followed,
-           CASE WHEN a.id IS NOT NULL THEN coalesce(fm.is_harm, false) ELSE r.outcome_value < 0 END AS broke
+WITH logged AS (
+    SELECT r.skill, r.tip_id, count(*) AS retrievals, max(r.retrieved_at) AS last_retrieved_at
       FROM ctxgraph.tip_retrievals AS r
-     CROSS JOIN p
-      LEFT JOIN ctxgraph.attempts AS a ON a.skill = r.skill AND a.id = r.attempt_id
-      LEFT JOIN ctxgraph.failure_modes AS fm ON fm.name = a.failure_mode
+     GROUP BY r.skill, r.tip_id
+),
+scored AS (
+    SELECT s.skill, s.tip_id,
+           count(*) AS scored,
+           count(DISTINCT s.attempt_key) AS attempts,
+           avg(s.credit) AS outcome_hit_rate,
+           avg(s.credit * s.follow_weight) AS hit_rate,
+           avg(CASE WHEN s.followed THEN 1.0 ELSE 0.0 END) FILTER (WHERE s.followed IS NOT NULL) AS follow_rate,
+           count(*) FILTER (WHERE s.followed AND s.harmful) AS harm
+      FROM ctxgraph.scored_retrievals AS s
+     GROUP BY s.skill, s.tip_id
 )
 SELECT t.skill, t.id AS tip_id, t.rule_id,
-       count(l.id) AS retrievals,
-       count(l.credit) AS scored,
-       count(DISTINCT coalesce(l.attempt_id, -l.id)) FILTER (WHERE l.credit IS NOT NULL) AS attempts,
-       round(avg(l.credit)::numeric, 10) AS outcome_hit_rate,
-       round(avg(l.credit * l.weight)::numeric, 10) AS hit_rate,
-       round(avg(CASE WHEN l.followed THEN 1.0 ELSE 0.0 END)
-                 FILTER (WHERE l.credit IS NOT NULL AND l.followed IS NOT NULL), 10) AS follow_rate,
-       count(*) FILTER (WHERE l.credit IS NOT NULL AND l.followed AND l.broke) AS harm,
-       round(ctxgraph.wilson_lower(avg(l.credit * l.weight),
-                                   count(DISTINCT coalesce(l.attempt_id, -l.id)) FILTER (WHERE l.credit IS NOT NULL),
-                                   min(p.z))::numeric, 10) AS utility_lower_bound,
-       max(l.retrieved_at) AS last_retrieved_at,
+       coalesce(l.retrievals, 0) AS retrievals,
+       coalesce(s.scored, 0) AS scored,
+       coalesce(s.attempts, 0) AS attempts,
+       round(s.outcome_hit_rate::numeric, 10) AS outcome_hit_rate,
+       round(s.hit_rate::numeric, 10) AS hit_rate,
+       round(s.follow_rate, 10) AS follow_rate,
+       coalesce(s.harm, 0) AS harm,
+       round(ctxgraph.wilson_lower(s.hit_rate, s.attempts, ctxgraph.param('utility.bound_z'))::numeric, 10)
+           AS utility_lower_bound,
+       l.last_retrieved_at,
        t.retired_at IS NOT NULL AS retired
   FROM ctxgraph.tips AS t
- CROSS JOIN p
-  LEFT JOIN log AS l ON l.skill = t.skill AND l.tip_id = t.id
- GROUP BY t.skill, t.id, t.rule_id, t.retired_at;
+  LEFT JOIN logged AS l ON l.skill = t.skill AND l.tip_id = t.id
+  LEFT JOIN scored AS s ON s.skill = t.skill AND s.tip_id = t.id;
 
 CREATE TEMP VIEW maintained_hit_rates AS
 SELECT skill, tip_id, rule_id, retrievals, scored, attempts,

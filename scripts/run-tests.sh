@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Every test, against throwaway databases on the embedded cluster (or DATABASE_URL's server):
-# pgTAP through pg_prove, the sqitch round trip, then pytest. Exits non-zero on any failure.
+# the released-scripts guard, pgTAP through pg_prove and sqitch verify, the sqitch round trip, the
+# upgrade from every released tag, then pytest. Exits non-zero on any failure.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -16,10 +17,15 @@ trap cleanup EXIT
 status=0
 step() { printf '\n== %s\n' "$*"; }
 
+step "released deploy scripts are unchanged (or reworked)"
+python3 scripts/check-released.py || status=1
+
 step "pgTAP ($pgtap_db)"
 create_database "$pgtap_db"
 ( export PGDATABASE="$pgtap_db"
   sqitch deploy --quiet >/dev/null
+  verified=$(sqitch verify 2>&1) || { printf '%s\n' "$verified"; exit 1; }
+  printf 'sqitch verify: %s\n' "$(tail -n 1 <<<"$verified")"
   psql -X -q -v ON_ERROR_STOP=1 -c 'CREATE EXTENSION IF NOT EXISTS pgtap' >/dev/null
   for fixture in tests/fixtures/*.sql; do psql -X -q -v ON_ERROR_STOP=1 -f "$fixture" >/dev/null; done
   pg_prove --failures tests/pgtap/*.sql ) || status=1
@@ -27,6 +33,9 @@ create_database "$pgtap_db"
 step "sqitch round trip ($roundtrip_db)"
 create_database "$roundtrip_db"
 ( export PGDATABASE="$roundtrip_db"; bash scripts/roundtrip.sh ) || status=1
+
+step "upgrade from every released tag"
+bash scripts/upgrade-test.sh || status=1
 
 step "pytest ($pytest_db)"
 create_database "$pytest_db"

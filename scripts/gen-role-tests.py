@@ -186,8 +186,9 @@ def parse_matrix(readme: str) -> Matrix:
             header = cells
             kind = cells[0]
             if kind not in VALID_PRIVS or cells[1:] != [*ROLES, "why"]:
-                raise MatrixError(f"README line {lineno}: header must be | <kind> | {' | '.join(ROLES)} | why |"
-                                  f" with kind one of {sorted(VALID_PRIVS)}")
+                raise MatrixError(f"README line {lineno}: header must be"
+                                  f" | <kind> | {' | '.join(ROLES)} | why |,"
+                                  f" kind one of {sorted(VALID_PRIVS)}")
             continue
         if all(re.fullmatch(r":?-{3,}:?", c) for c in cells):
             continue
@@ -201,7 +202,8 @@ def parse_matrix(readme: str) -> Matrix:
         for name in names:
             if name == PRIVATE_GROUP:
                 if kind != "function" or matrix.private_group is not None:
-                    raise MatrixError(f"README line {lineno}: {PRIVATE_GROUP} belongs once in the function table")
+                    raise MatrixError(f"README line {lineno}: {PRIVATE_GROUP} belongs once, in the function"
+                                      " table")
                 matrix.private_group = grants
                 continue
             if kind == "function":
@@ -287,9 +289,14 @@ class Plan:
         self.count += 1
 
 
+def private_rows(matrix: Matrix) -> list[str]:
+    """The private ctxgraph._ functions that have a row of their own (outside the owner-only group)."""
+    return sorted(e.name for e in matrix.entries
+                  if e.kind == "function" and e.schema == "ctxgraph" and e.relname.startswith("_"))
+
+
 def catalog_objects_sql(matrix: Matrix) -> str:
-    explicit_private = sorted(e.name for e in matrix.entries
-                              if e.kind == "function" and e.relname.startswith("_") and e.schema == "ctxgraph")
+    explicit_private = private_rows(matrix)
     schemas = ", ".join(lit(s) for s in SCHEMAS)
     return f"""$$SELECT CASE c.relkind WHEN 'r' THEN 'table' WHEN 'p' THEN 'table' WHEN 'v' THEN 'view'
                              WHEN 'S' THEN 'sequence' WHEN 'm' THEN 'materialized view'
@@ -299,14 +306,16 @@ def catalog_objects_sql(matrix: Matrix) -> str:
           JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
          WHERE n.nspname IN ({schemas}) AND c.relkind IN ('r', 'p', 'v', 'S', 'm', 'f')
            AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend AS d
-                            WHERE d.classid = 'pg_catalog.pg_class'::regclass AND d.objid = c.oid AND d.deptype = 'e')
+                            WHERE d.classid = 'pg_catalog.pg_class'::regclass AND d.objid = c.oid
+                              AND d.deptype = 'e')
         UNION ALL
         SELECT 'function', format('%s.%s(%s)', n.nspname, p.proname, pg_catalog.oidvectortypes(p.proargtypes))
           FROM pg_catalog.pg_proc AS p
           JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
          WHERE n.nspname IN ({schemas})
            AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_depend AS d
-                            WHERE d.classid = 'pg_catalog.pg_proc'::regclass AND d.objid = p.oid AND d.deptype = 'e')
+                            WHERE d.classid = 'pg_catalog.pg_proc'::regclass AND d.objid = p.oid
+                              AND d.deptype = 'e')
            AND (n.nspname <> 'ctxgraph' OR p.proname NOT LIKE '\\_%'
                 OR format('%s.%s(%s)', n.nspname, p.proname, pg_catalog.oidvectortypes(p.proargtypes))
                    = ANY ({text_array(explicit_private)}))$$"""
@@ -324,7 +333,7 @@ def readable(matrix: Matrix, role: str) -> list[str]:
 
 
 def read_all_block(rels: list[str]) -> str:
-    arr = ",\n                          ".join(lit(r) for r in rels)
+    arr = (",\n" + " " * 31).join(lit(r) for r in rels)
     return f"""$sql$DO $do$
 DECLARE
     rel    text;
@@ -344,6 +353,77 @@ END
 $do$$sql$"""
 
 
+@dataclass(frozen=True)
+class Attempt:
+    """One statement run as a role: it must succeed (denied None) or fail with 42501 and this message."""
+
+    sql: str
+    description: str
+    denied: str | None = None
+
+
+AS_OF = "'2026-12-01 00:00:00+00'"
+# Besides these, each role reads every table and view the matrix grants it SELECT on (one
+# assertion per role, generated from the matrix). :roles_tip and :roles_attempt are the rows built
+# before the attempts.
+REAL_ATTEMPTS: list[tuple[str, list[Attempt]]] = [
+    ("ctxgraph_ranker", [
+        Attempt("SELECT * FROM ctxgraph.rule_ranking('stig', 'V-roles-1')",
+                "ctxgraph_ranker: runs ctxgraph.rule_ranking, the README's before/after query"),
+        Attempt(f"SELECT * FROM ctxgraph.tip_evidence('stig', {AS_OF})",
+                "ctxgraph_ranker: runs ctxgraph.tip_evidence, the evidence behind eviction"),
+        Attempt("SELECT tip_id, hit_rate FROM stig.tip_hit_rates"
+                " WHERE tip_id = ANY (ARRAY[:roles_tip]) AND NOT retired",
+                "ctxgraph_ranker: the README's candidate read of stig.tip_hit_rates works"),
+        Attempt("SELECT count(*) FROM stig.tip_retrievals",
+                "ctxgraph_ranker: reading the retrieval log directly is refused (42501)",
+                "table tip_retrievals"),
+        Attempt("SELECT count(*) FROM stig.follow_anomalies",
+                "ctxgraph_ranker: the analysts' audit views are refused (42501)",
+                "view follow_anomalies"),
+        Attempt("UPDATE stig.tips SET body = 'rewritten' WHERE id = :roles_tip",
+                "ctxgraph_ranker: UPDATE of a tip is refused (42501)", "table tips"),
+    ]),
+    ("ctxgraph_writer", [
+        Attempt(f"SELECT * FROM ctxgraph.evict_tips('stig', {AS_OF}, true)",
+                "ctxgraph_writer: runs the eviction dry run"),
+        Attempt("UPDATE stig.tip_retrievals SET tip_followed_llm = true WHERE attempt_id = :roles_attempt",
+                "ctxgraph_writer: UPDATE of a DEF-27 column is refused (42501)", "table tip_retrievals"),
+        Attempt("DELETE FROM stig.tips WHERE id = :roles_tip",
+                "ctxgraph_writer: DELETE of a tip is refused (42501)", "table tips"),
+    ]),
+    ("ctxgraph_scorer", [
+        Attempt("UPDATE stig.tip_retrievals SET tip_followed_llm = true, tip_followed_emb = 0.7,"
+                " tip_followed_computed_at = '2026-11-30 00:00:00+00' WHERE attempt_id = :roles_attempt",
+                "ctxgraph_scorer: UPDATE of the three DEF-27 columns works"),
+        Attempt("INSERT INTO ctxgraph.follow_verdicts"
+                " (tip_sha256, script_sha256, model, prompt_sha256, followed) VALUES"
+                " (repeat('a', 64), repeat('b', 64), 'roles-test', repeat('c', 64), true)",
+                "ctxgraph_scorer: INSERT into its verdict cache works"),
+        Attempt("UPDATE stig.tip_retrievals SET outcome_value = 1.0 WHERE attempt_id = :roles_attempt",
+                "ctxgraph_scorer: UPDATE of outcome_value is refused (42501)", "table tip_retrievals"),
+        Attempt("DELETE FROM ctxgraph.follow_verdicts",
+                "ctxgraph_scorer: DELETE from its cache is refused (42501)", "table follow_verdicts"),
+    ]),
+    ("ctxgraph_analyst", [
+        Attempt("SELECT * FROM ctxgraph.follow_label_metrics('stig',"
+                " ARRAY(SELECT id FROM stig.tip_retrievals WHERE attempt_id = :roles_attempt), ARRAY[true])",
+                "ctxgraph_analyst: runs ctxgraph.follow_label_metrics"),
+        Attempt("UPDATE stig.tips SET body = 'rewritten' WHERE id = :roles_tip",
+                "ctxgraph_analyst: UPDATE is refused (42501)", "table tips"),
+        Attempt("SELECT * FROM ctxgraph.evict_tips('stig')",
+                "ctxgraph_analyst: eviction is refused (42501)", "function evict_tips"),
+    ]),
+    (PROBE, [
+        Attempt(f"SELECT * FROM ctxgraph.tip_evidence('stig', {AS_OF})",
+                "PUBLIC: ctxgraph.tip_evidence (SECURITY DEFINER, reads the whole log) is refused (42501)",
+                "function tip_evidence"),
+        Attempt("SELECT count(*) FROM stig.tips",
+                "PUBLIC: reading stig.tips is refused (42501)", "table tips"),
+    ]),
+]
+
+
 def generate(matrix: Matrix) -> str:
     p = Plan()
     all_roles = [role_name(r) for r in ROLES] + [PROBE]
@@ -353,14 +433,16 @@ def generate(matrix: Matrix) -> str:
 
     p.comment("The skill schemas the matrix expands <skill> to (1).")
     p.add(f"SELECT set_eq('SELECT name FROM ctxgraph.skills', {text_array(sorted(SKILLS))},\n"
-          f"              'the skills are exactly {', '.join(sorted(SKILLS))}: the schemas the matrix expands <skill> to')")
+          f"              'the skills are exactly {', '.join(sorted(SKILLS))}:"
+          " the schemas the matrix expands <skill> to')")
 
     p.comment("Completeness (1): every relation and function in the catalog has a matrix row, and every row\n"
               f"names an object that exists. Private ctxgraph._* functions are the {PRIVATE_GROUP} row\n"
               "(owner only), checked below, unless a row of their own names them.")
     p.add(f"SELECT set_eq(\n    {catalog_objects_sql(matrix)},\n"
           f"    {matrix_objects_sql(matrix)},\n"
-          "    'the catalog''s relations and functions in ctxgraph, stig and cve are exactly the role matrix''s rows')")
+          "    'the catalog''s relations and functions in ctxgraph, stig and cve"
+          " are exactly the role matrix''s rows')")
 
     schemas = [e for e in matrix.entries if e.kind == "schema"]
     p.comment(f"Schemas ({len(schemas) * len(all_roles)}): each role's privileges, both ways.")
@@ -368,32 +450,37 @@ def generate(matrix: Matrix) -> str:
         for role in all_roles:
             g = grant_of(e, role)
             p.add(f"SELECT schema_privs_are({lit(e.name)}, {lit(role)}, {name_array(g.privs)},\n"
-                  f"                        {lit(f'{who(role)} has {describe(g.privs)} on schema {e.name}')})")
+                  f"                        {lit(f'{who(role)} has {describe(g.privs)} on schema {e.name}')}"
+                  ")")
 
     rels = [e for e in matrix.entries if e.kind in ("table", "view", "sequence")]
     p.comment(f"Relations ({len(rels) * len(all_roles)}): table-level privileges of each role, both ways\n"
-              "(SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER; USAGE, SELECT, UPDATE on sequences).")
+              "(SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER; USAGE, SELECT, UPDATE on\n"
+              "sequences).")
     for e in rels:
         fn = "sequence_privs_are" if e.kind == "sequence" else "table_privs_are"
         for role in all_roles:
             g = grant_of(e, role)
             p.add(f"SELECT {fn}({lit(e.schema)}, {lit(e.relname)}, {lit(role)}, {name_array(g.privs)},\n"
-                  f"                       {lit(f'{who(role)} has {describe(g.privs)} on {e.kind} {e.name}')})")
+                  f"                       {lit(f'{who(role)} has {describe(g.privs)} on {e.kind} {e.name}')}"
+                  ")")
 
     tabular = [e for e in matrix.entries if e.kind in ("table", "view")]
-    p.comment(f"Column privileges ({len(tabular)}): per table and view, every column privilege a role holds beyond\n"
-              "its table-level privileges (what a column GRANT adds), for all roles at once, both ways.")
+    p.comment(f"Column privileges ({len(tabular)}): per table and view, every column privilege a role holds\n"
+              "beyond its table-level privileges (what a column GRANT adds), all roles at once, both ways.")
     role_list = ", ".join(lit(r) for r in all_roles)
     for e in tabular:
         expected = sorted(f"{'PUBLIC' if role == PROBE else role} {priv} ({col})"
                           for role in all_roles for priv, col in grant_of(e, role).columns)
         desc = (f"column grants on {e.name}: " + (", ".join(expected) if expected else "none"))
         p.add(f"""SELECT is(ARRAY(SELECT s.v FROM (
-                 SELECT format('%s %s (%s)', CASE WHEN r.name = {lit(PROBE)} THEN 'PUBLIC' ELSE r.name END, x.priv, a.attname)
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = {lit(PROBE)} THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
                    FROM pg_catalog.pg_attribute AS a,
                         unnest(ARRAY[{role_list}]) AS r (name),
                         unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
-                  WHERE a.attrelid = pg_catalog.to_regclass({lit(e.name)}) AND a.attnum > 0 AND NOT a.attisdropped
+                  WHERE a.attrelid = pg_catalog.to_regclass({lit(e.name)})
+                    AND a.attnum > 0 AND NOT a.attisdropped
                     AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
                     AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
                   ORDER BY s.v COLLATE "C"),
@@ -407,11 +494,13 @@ def generate(matrix: Matrix) -> str:
         for role in all_roles:
             g = grant_of(e, role)
             verb = "may execute" if g.privs else "may not execute"
-            p.add(f"SELECT function_privs_are({lit(schema)}, {lit(fname)}, {name_array(args)}, {lit(role)}, {name_array(g.privs)},\n"
+            p.add(f"SELECT function_privs_are({lit(schema)}, {lit(fname)}, {name_array(args)},\n"
+                  f"                          {lit(role)}, {name_array(g.privs)},\n"
                   f"                          {lit(f'{who(role)} {verb} {e.name}')})")
 
-    explicit_private = sorted(e.name for e in funcs if e.relname.startswith("_") and e.schema == "ctxgraph")
-    p.comment(f"Private helpers ({len(all_roles)}): the {PRIVATE_GROUP} row, expanded from the catalog at run time.")
+    explicit_private = private_rows(matrix)
+    p.comment(f"Private helpers ({len(all_roles)}): the {PRIVATE_GROUP} row, expanded from the catalog at\n"
+              "run time.")
     for role in all_roles:
         p.add(f"""SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s.%s(%s)', n.nspname, p.proname, pg_catalog.oidvectortypes(p.proargtypes))
@@ -436,7 +525,8 @@ def generate(matrix: Matrix) -> str:
                            FROM pg_catalog.pg_namespace AS n WHERE n.nspname IN ({schemas_sql})
                          UNION ALL
                          SELECT format('%s.%s', n.nspname, c.relname), c.relacl, c.relowner
-                           FROM pg_catalog.pg_class AS c JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
+                           FROM pg_catalog.pg_class AS c
+                           JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
                           WHERE n.nspname IN ({schemas_sql})
                          UNION ALL
                          SELECT format('%s.%s.%s', n.nspname, c.relname, a.attname), a.attacl, c.relowner
@@ -445,8 +535,10 @@ def generate(matrix: Matrix) -> str:
                            JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace
                           WHERE n.nspname IN ({schemas_sql}) AND a.attacl IS NOT NULL
                          UNION ALL
-                         SELECT format('%s.%s(%s)', n.nspname, p.proname, pg_catalog.oidvectortypes(p.proargtypes)), p.proacl, p.proowner
-                           FROM pg_catalog.pg_proc AS p JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
+                         SELECT format('%s.%s(%s)', n.nspname, p.proname,
+                                       pg_catalog.oidvectortypes(p.proargtypes)), p.proacl, p.proowner
+                           FROM pg_catalog.pg_proc AS p
+                           JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
                           WHERE n.nspname IN ({schemas_sql})) AS o,
                         pg_catalog.aclexplode(o.acl) AS x
                   WHERE x.grantee <> 0 AND x.grantee <> o.owner
@@ -460,85 +552,41 @@ def generate(matrix: Matrix) -> str:
     # ------------------------------------------------------------------------------------------
     p.comment("Real attempts with SET LOCAL ROLE: what each role's job needs works, and writes outside it\n"
               "fail with 42501. Rows are built as the superuser first (tests/fixtures/factories.sql).")
-    p.raw("SELECT tests.make_tip('stig', 'V-roles-1', 'Roles: set PASS_MIN_DAYS 1 in /etc/login.defs') AS roles_tip \\gset")
-    p.raw("SELECT tests.make_attempt_with_retrievals('stig', 'run-roles', 'V-roles-1', 1, ARRAY[:roles_tip]::bigint[], true)\n"
-          "       AS roles_attempt \\gset")
+    p.raw("SELECT tests.make_tip('stig', 'V-roles-1', 'Roles: set PASS_MIN_DAYS 1 in /etc/login.defs')"
+          " AS roles_tip \\gset")
+    p.raw("SELECT tests.make_attempt_with_retrievals('stig', 'run-roles', 'V-roles-1', 1,\n"
+          "                                          ARRAY[:roles_tip]::bigint[], true)"
+          " AS roles_attempt \\gset")
 
-    def role_block(role: str, checks: list[str]) -> None:
+    def attempt(a: Attempt) -> str:
+        # format() splices the psql variables in; a statement without any is passed as it is.
+        uses_vars = ":roles_" in a.sql
+        body = a.sql.replace(":roles_tip", "%1$s").replace(":roles_attempt", "%2$s") if uses_vars else a.sql
+        sql = f"format($${body}$$, :roles_tip, :roles_attempt)" if uses_vars else f"$${body}$$"
+        if a.denied is None:
+            return f"SELECT lives_ok({sql},\n                {lit(a.description)})"
+        return (f"SELECT throws_ok({sql},\n"
+                f"                 '42501', {lit('permission denied for ' + a.denied)},\n"
+                f"                 {lit(a.description)})")
+
+    for role, attempts in REAL_ATTEMPTS:
+        if role == PROBE:
+            p.raw("")
+            p.raw("-- PUBLIC: the probe role gets USAGE on the schemas (as a careless GRANT would give")
+            p.raw("-- every login role), so that only each object's own privileges stand in its way.")
+            p.raw(f"GRANT USAGE ON SCHEMA {', '.join(SCHEMAS)} TO {PROBE};")
         p.raw("")
         p.raw(f"SET LOCAL ROLE {role};")
-        for c in checks:
-            p.add(c)
+        if role != PROBE:
+            rels = readable(matrix, role[len("ctxgraph_"):])
+            p.add(f"SELECT lives_ok({read_all_block(rels)},\n"
+                  f"                {lit(f'{role}: reads each of the {len(rels)} tables and views')[:-1]}"
+                  " the matrix grants it SELECT on')")
+        for a in attempts:
+            p.add(attempt(a))
         p.raw("RESET ROLE;")
 
-    def read_all(role: str) -> str:
-        rels = readable(matrix, role)
-        return (f"SELECT lives_ok({read_all_block(rels)},\n"
-                f"                {lit(f'{role_name(role)}: reads each of the {len(rels)} tables and views the matrix grants it SELECT on')})")
-
-    ts = "'2026-12-01 00:00:00+00'"
-    role_block("ctxgraph_ranker", [
-        read_all("ranker"),
-        "SELECT lives_ok($$SELECT * FROM ctxgraph.rule_ranking('stig', 'V-roles-1')$$,\n"
-        "                'ctxgraph_ranker: runs ctxgraph.rule_ranking, the README''s before/after query')",
-        f"SELECT lives_ok($$SELECT * FROM ctxgraph.tip_evidence('stig', {ts})$$,\n"
-        "                'ctxgraph_ranker: runs ctxgraph.tip_evidence, the evidence behind eviction')",
-        "SELECT lives_ok($$SELECT tip_id, hit_rate FROM stig.tip_hit_rates WHERE tip_id = ANY (ARRAY[1, 2]::bigint[]) AND NOT retired$$,\n"
-        "                'ctxgraph_ranker: the README''s candidate read of stig.tip_hit_rates works')",
-        "SELECT throws_ok($$SELECT count(*) FROM stig.tip_retrievals$$, '42501', 'permission denied for table tip_retrievals',\n"
-        "                 'ctxgraph_ranker: reading the retrieval log directly is refused (42501)')",
-        "SELECT throws_ok($$SELECT count(*) FROM stig.follow_anomalies$$, '42501', 'permission denied for view follow_anomalies',\n"
-        "                 'ctxgraph_ranker: the analysts'' audit views are refused (42501)')",
-        "SELECT throws_ok(format($$UPDATE stig.tips SET body = 'rewritten' WHERE id = %s$$, :roles_tip), '42501',\n"
-        "                 'permission denied for table tips', 'ctxgraph_ranker: UPDATE of a tip is refused (42501)')",
-    ])
-    role_block("ctxgraph_writer", [
-        read_all("writer"),
-        f"SELECT lives_ok($$SELECT * FROM ctxgraph.evict_tips('stig', {ts}, true)$$,\n"
-        "                'ctxgraph_writer: runs the eviction dry run')",
-        "SELECT throws_ok(format($$UPDATE stig.tip_retrievals SET tip_followed_llm = true WHERE attempt_id = %s$$, :roles_attempt),\n"
-        "                 '42501', 'permission denied for table tip_retrievals',\n"
-        "                 'ctxgraph_writer: UPDATE of a DEF-27 column is refused (42501)')",
-        "SELECT throws_ok(format($$DELETE FROM stig.tips WHERE id = %s$$, :roles_tip), '42501', 'permission denied for table tips',\n"
-        "                 'ctxgraph_writer: DELETE of a tip is refused (42501)')",
-    ])
-    role_block("ctxgraph_scorer", [
-        read_all("scorer"),
-        "SELECT lives_ok(format($$UPDATE stig.tip_retrievals\n"
-        "                           SET tip_followed_llm = true, tip_followed_emb = 0.7, tip_followed_computed_at = '2026-11-30 00:00:00+00'\n"
-        "                         WHERE attempt_id = %s$$, :roles_attempt),\n"
-        "                'ctxgraph_scorer: UPDATE of the three DEF-27 columns works')",
-        "SELECT lives_ok($$INSERT INTO ctxgraph.follow_verdicts (tip_sha256, script_sha256, model, prompt_sha256, followed)\n"
-        "                 VALUES (repeat('a', 64), repeat('b', 64), 'roles-test', repeat('c', 64), true)$$,\n"
-        "                'ctxgraph_scorer: INSERT into its verdict cache works')",
-        "SELECT throws_ok(format($$UPDATE stig.tip_retrievals SET outcome_value = 1.0 WHERE attempt_id = %s$$, :roles_attempt),\n"
-        "                 '42501', 'permission denied for table tip_retrievals',\n"
-        "                 'ctxgraph_scorer: UPDATE of outcome_value is refused (42501)')",
-        "SELECT throws_ok($$DELETE FROM ctxgraph.follow_verdicts$$, '42501', 'permission denied for table follow_verdicts',\n"
-        "                 'ctxgraph_scorer: DELETE from its cache is refused (42501)')",
-    ])
-    role_block("ctxgraph_analyst", [
-        read_all("analyst"),
-        "SELECT lives_ok(format($$SELECT * FROM ctxgraph.follow_label_metrics('stig', ARRAY(SELECT id FROM stig.tip_retrievals WHERE attempt_id = %s), ARRAY[true])$$,\n"
-        "                       :roles_attempt),\n"
-        "                'ctxgraph_analyst: runs ctxgraph.follow_label_metrics')",
-        "SELECT throws_ok(format($$UPDATE stig.tips SET body = 'rewritten' WHERE id = %s$$, :roles_tip), '42501',\n"
-        "                 'permission denied for table tips', 'ctxgraph_analyst: UPDATE is refused (42501)')",
-        "SELECT throws_ok($$SELECT * FROM ctxgraph.evict_tips('stig')$$, '42501', 'permission denied for function evict_tips',\n"
-        "                 'ctxgraph_analyst: eviction is refused (42501)')",
-    ])
-    p.raw("")
-    p.raw("-- PUBLIC: the probe role gets USAGE on the schemas (as a careless GRANT would give every login")
-    p.raw("-- role), so that only the objects' own privileges stand between it and them.")
-    p.raw(f"GRANT USAGE ON SCHEMA {', '.join(SCHEMAS)} TO {PROBE};")
-    role_block(PROBE, [
-        f"SELECT throws_ok($$SELECT * FROM ctxgraph.tip_evidence('stig', {ts})$$, '42501', 'permission denied for function tip_evidence',\n"
-        "                 'PUBLIC: ctxgraph.tip_evidence (SECURITY DEFINER, reads the whole log) is refused (42501)')",
-        "SELECT throws_ok($$SELECT count(*) FROM stig.tips$$, '42501', 'permission denied for table tips',\n"
-        "                 'PUBLIC: reading stig.tips is refused (42501)')",
-    ])
-
-    header = f"""-- GENERATED by scripts/gen-role-tests.py from the role matrix in README.md: do not edit by hand.
+    header = f"""-- GENERATED by scripts/gen-role-tests.py from the role matrix in README.md; do not edit.
 -- Change the matrix, run `python3 scripts/gen-role-tests.py`; scripts/check-generated.sh fails when
 -- this file is stale.
 --

@@ -20,6 +20,9 @@ step() { printf '\n== %s\n' "$*"; }
 step "released deploy scripts are unchanged (or reworked)"
 python3 scripts/check-released.py || status=1
 
+step "the generated role test matches the README's role matrix"
+bash scripts/check-generated.sh || status=1
+
 step "pgTAP ($pgtap_db)"
 create_database "$pgtap_db"
 ( export PGDATABASE="$pgtap_db"

@@ -7,7 +7,7 @@
 -- against the catalog; then real attempts with SET LOCAL ROLE. Needs pgTAP, the fixtures of
 -- tests/fixtures/factories.sql, and a superuser (or CREATEROLE) session.
 BEGIN;
-SELECT plan(461);
+SELECT plan(500);
 
 CREATE ROLE ctxgraph_roles_probe NOLOGIN;
 -- ---------------------------------------------------------------------------------------------
@@ -62,6 +62,7 @@ SELECT set_eq(
                  ('table', 'ctxgraph.skills'),
                  ('table', 'ctxgraph.failure_modes'),
                  ('table', 'ctxgraph.skill_views'),
+                 ('table', 'ctxgraph.group_roles'),
                  ('table', 'ctxgraph.tip_evictions'),
                  ('table', 'ctxgraph.follow_verdicts'),
                  ('table', 'ctxgraph.retrieval_scores'),
@@ -72,6 +73,9 @@ SELECT set_eq(
                  ('view', 'ctxgraph.tip_hit_rates'),
                  ('view', 'stig.tip_hit_rates'),
                  ('view', 'cve.tip_hit_rates'),
+                 ('view', 'ctxgraph.scored_retrievals'),
+                 ('view', 'stig.scored_retrievals'),
+                 ('view', 'cve.scored_retrievals'),
                  ('view', 'ctxgraph.misleading_tips'),
                  ('view', 'stig.misleading_tips'),
                  ('view', 'cve.misleading_tips'),
@@ -107,6 +111,9 @@ SELECT set_eq(
                  ('function', 'ctxgraph.param(text)'),
                  ('function', 'ctxgraph.follow_weight(boolean, double precision)'),
                  ('function', 'ctxgraph.tip_followed(boolean, double precision)'),
+                 ('function', 'ctxgraph.known_cosine(double precision)'),
+                 ('function', 'ctxgraph.follow_decision(boolean, double precision, double precision)'),
+                 ('function', 'ctxgraph.follow_verdict(text)'),
                  ('function', 'ctxgraph.wilson_lower(double precision, double precision, double precision)'),
                  ('function', 'ctxgraph.wilson_upper(double precision, double precision, double precision)'),
                  ('function', 'ctxgraph.cohen_kappa(bigint, bigint, bigint, bigint)'),
@@ -154,7 +161,7 @@ SELECT schema_privs_are('cve', 'ctxgraph_roles_probe', '{}'::name[],
                         'PUBLIC (a role with no grants) has no privileges on schema cve');
 
 -- ---------------------------------------------------------------------------------------------
--- Relations (250): table-level privileges of each role, both ways
+-- Relations (270): table-level privileges of each role, both ways
 -- (SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER; USAGE, SELECT, UPDATE on
 -- sequences).
 -- ---------------------------------------------------------------------------------------------
@@ -348,6 +355,16 @@ SELECT table_privs_are('ctxgraph', 'skill_views', 'ctxgraph_analyst', ARRAY['SEL
                        'ctxgraph_analyst has exactly {SELECT} on table ctxgraph.skill_views');
 SELECT table_privs_are('ctxgraph', 'skill_views', 'ctxgraph_roles_probe', '{}'::name[],
                        'PUBLIC (a role with no grants) has no privileges on table ctxgraph.skill_views');
+SELECT table_privs_are('ctxgraph', 'group_roles', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on table ctxgraph.group_roles');
+SELECT table_privs_are('ctxgraph', 'group_roles', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on table ctxgraph.group_roles');
+SELECT table_privs_are('ctxgraph', 'group_roles', 'ctxgraph_ranker', '{}'::name[],
+                       'ctxgraph_ranker has no privileges on table ctxgraph.group_roles');
+SELECT table_privs_are('ctxgraph', 'group_roles', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on table ctxgraph.group_roles');
+SELECT table_privs_are('ctxgraph', 'group_roles', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on table ctxgraph.group_roles');
 SELECT table_privs_are('ctxgraph', 'tip_evictions', 'ctxgraph_writer', '{}'::name[],
                        'ctxgraph_writer has no privileges on table ctxgraph.tip_evictions');
 SELECT table_privs_are('ctxgraph', 'tip_evictions', 'ctxgraph_scorer', '{}'::name[],
@@ -448,6 +465,36 @@ SELECT table_privs_are('cve', 'tip_hit_rates', 'ctxgraph_analyst', ARRAY['SELECT
                        'ctxgraph_analyst has exactly {SELECT} on view cve.tip_hit_rates');
 SELECT table_privs_are('cve', 'tip_hit_rates', 'ctxgraph_roles_probe', '{}'::name[],
                        'PUBLIC (a role with no grants) has no privileges on view cve.tip_hit_rates');
+SELECT table_privs_are('ctxgraph', 'scored_retrievals', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on view ctxgraph.scored_retrievals');
+SELECT table_privs_are('ctxgraph', 'scored_retrievals', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on view ctxgraph.scored_retrievals');
+SELECT table_privs_are('ctxgraph', 'scored_retrievals', 'ctxgraph_ranker', ARRAY['SELECT']::name[],
+                       'ctxgraph_ranker has exactly {SELECT} on view ctxgraph.scored_retrievals');
+SELECT table_privs_are('ctxgraph', 'scored_retrievals', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on view ctxgraph.scored_retrievals');
+SELECT table_privs_are('ctxgraph', 'scored_retrievals', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on view ctxgraph.scored_retrievals');
+SELECT table_privs_are('stig', 'scored_retrievals', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on view stig.scored_retrievals');
+SELECT table_privs_are('stig', 'scored_retrievals', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on view stig.scored_retrievals');
+SELECT table_privs_are('stig', 'scored_retrievals', 'ctxgraph_ranker', ARRAY['SELECT']::name[],
+                       'ctxgraph_ranker has exactly {SELECT} on view stig.scored_retrievals');
+SELECT table_privs_are('stig', 'scored_retrievals', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on view stig.scored_retrievals');
+SELECT table_privs_are('stig', 'scored_retrievals', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on view stig.scored_retrievals');
+SELECT table_privs_are('cve', 'scored_retrievals', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on view cve.scored_retrievals');
+SELECT table_privs_are('cve', 'scored_retrievals', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on view cve.scored_retrievals');
+SELECT table_privs_are('cve', 'scored_retrievals', 'ctxgraph_ranker', ARRAY['SELECT']::name[],
+                       'ctxgraph_ranker has exactly {SELECT} on view cve.scored_retrievals');
+SELECT table_privs_are('cve', 'scored_retrievals', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on view cve.scored_retrievals');
+SELECT table_privs_are('cve', 'scored_retrievals', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on view cve.scored_retrievals');
 SELECT table_privs_are('ctxgraph', 'misleading_tips', 'ctxgraph_writer', '{}'::name[],
                        'ctxgraph_writer has no privileges on view ctxgraph.misleading_tips');
 SELECT table_privs_are('ctxgraph', 'misleading_tips', 'ctxgraph_scorer', '{}'::name[],
@@ -660,7 +707,7 @@ SELECT table_privs_are('cve', 'scoring_null_reasons', 'ctxgraph_roles_probe', '{
                        'PUBLIC (a role with no grants) has no privileges on view cve.scoring_null_reasons');
 
 -- ---------------------------------------------------------------------------------------------
--- Column privileges (46): per table and view, every column privilege a role holds
+-- Column privileges (50): per table and view, every column privilege a role holds
 -- beyond its table-level privileges (what a column GRANT adds), all roles at once, both ways.
 -- ---------------------------------------------------------------------------------------------
 SELECT is(ARRAY(SELECT s.v FROM (
@@ -916,6 +963,19 @@ SELECT is(ARRAY(SELECT s.v FROM (
                    FROM pg_catalog.pg_attribute AS a,
                         unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
                         unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('ctxgraph.group_roles')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on ctxgraph.group_roles: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
                   WHERE a.attrelid = pg_catalog.to_regclass('ctxgraph.tip_evictions')
                     AND a.attnum > 0 AND NOT a.attisdropped
                     AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
@@ -988,6 +1048,45 @@ SELECT is(ARRAY(SELECT s.v FROM (
                   ORDER BY s.v COLLATE "C"),
           '{}'::text[],
           'column grants on cve.tip_hit_rates: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('ctxgraph.scored_retrievals')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on ctxgraph.scored_retrievals: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('stig.scored_retrievals')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on stig.scored_retrievals: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('cve.scored_retrievals')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on cve.scored_retrievals: none');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)
@@ -1263,7 +1362,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
           'column grants on cve.scoring_null_reasons: none');
 
 -- ---------------------------------------------------------------------------------------------
--- Functions (120): EXECUTE for each role, both ways; PUBLIC never.
+-- Functions (135): EXECUTE for each role, both ways; PUBLIC never.
 -- ---------------------------------------------------------------------------------------------
 SELECT function_privs_are('ctxgraph', 'save_attempt', ARRAY['text', 'text', 'text', 'integer', 'text', 'timestamp with time zone', 'timestamp with time zone']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
@@ -1356,8 +1455,8 @@ SELECT function_privs_are('ctxgraph', 'restore_tip', ARRAY['text', 'bigint', 'ti
                           'ctxgraph_roles_probe', '{}'::name[],
                           'PUBLIC (a role with no grants) may not execute ctxgraph.restore_tip(text, bigint, timestamp with time zone)');
 SELECT function_privs_are('ctxgraph', 'tip_evidence', ARRAY['text', 'timestamp with time zone']::name[],
-                          'ctxgraph_writer', '{}'::name[],
-                          'ctxgraph_writer may not execute ctxgraph.tip_evidence(text, timestamp with time zone)');
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph.tip_evidence(text, timestamp with time zone)');
 SELECT function_privs_are('ctxgraph', 'tip_evidence', ARRAY['text', 'timestamp with time zone']::name[],
                           'ctxgraph_scorer', '{}'::name[],
                           'ctxgraph_scorer may not execute ctxgraph.tip_evidence(text, timestamp with time zone)');
@@ -1475,6 +1574,51 @@ SELECT function_privs_are('ctxgraph', 'tip_followed', ARRAY['boolean', 'double p
 SELECT function_privs_are('ctxgraph', 'tip_followed', ARRAY['boolean', 'double precision']::name[],
                           'ctxgraph_roles_probe', '{}'::name[],
                           'PUBLIC (a role with no grants) may not execute ctxgraph.tip_followed(boolean, double precision)');
+SELECT function_privs_are('ctxgraph', 'known_cosine', ARRAY['double precision']::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph.known_cosine(double precision)');
+SELECT function_privs_are('ctxgraph', 'known_cosine', ARRAY['double precision']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.known_cosine(double precision)');
+SELECT function_privs_are('ctxgraph', 'known_cosine', ARRAY['double precision']::name[],
+                          'ctxgraph_ranker', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_ranker may execute ctxgraph.known_cosine(double precision)');
+SELECT function_privs_are('ctxgraph', 'known_cosine', ARRAY['double precision']::name[],
+                          'ctxgraph_analyst', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_analyst may execute ctxgraph.known_cosine(double precision)');
+SELECT function_privs_are('ctxgraph', 'known_cosine', ARRAY['double precision']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.known_cosine(double precision)');
+SELECT function_privs_are('ctxgraph', 'follow_decision', ARRAY['boolean', 'double precision', 'double precision']::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph.follow_decision(boolean, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'follow_decision', ARRAY['boolean', 'double precision', 'double precision']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.follow_decision(boolean, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'follow_decision', ARRAY['boolean', 'double precision', 'double precision']::name[],
+                          'ctxgraph_ranker', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_ranker may execute ctxgraph.follow_decision(boolean, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'follow_decision', ARRAY['boolean', 'double precision', 'double precision']::name[],
+                          'ctxgraph_analyst', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_analyst may execute ctxgraph.follow_decision(boolean, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'follow_decision', ARRAY['boolean', 'double precision', 'double precision']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.follow_decision(boolean, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'follow_verdict', ARRAY['text']::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph.follow_verdict(text)');
+SELECT function_privs_are('ctxgraph', 'follow_verdict', ARRAY['text']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.follow_verdict(text)');
+SELECT function_privs_are('ctxgraph', 'follow_verdict', ARRAY['text']::name[],
+                          'ctxgraph_ranker', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_ranker may execute ctxgraph.follow_verdict(text)');
+SELECT function_privs_are('ctxgraph', 'follow_verdict', ARRAY['text']::name[],
+                          'ctxgraph_analyst', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_analyst may execute ctxgraph.follow_verdict(text)');
+SELECT function_privs_are('ctxgraph', 'follow_verdict', ARRAY['text']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.follow_verdict(text)');
 SELECT function_privs_are('ctxgraph', 'wilson_lower', ARRAY['double precision', 'double precision', 'double precision']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
                           'ctxgraph_writer may execute ctxgraph.wilson_lower(double precision, double precision, double precision)');
@@ -1743,6 +1887,9 @@ BEGIN
                                'ctxgraph.tip_hit_rates',
                                'stig.tip_hit_rates',
                                'cve.tip_hit_rates',
+                               'ctxgraph.scored_retrievals',
+                               'stig.scored_retrievals',
+                               'cve.scored_retrievals',
                                'ctxgraph.misleading_tips',
                                'stig.misleading_tips',
                                'cve.misleading_tips',
@@ -1763,7 +1910,7 @@ BEGIN
     END IF;
 END
 $do$$sql$,
-                'ctxgraph_ranker: reads each of the 19 tables and views the matrix grants it SELECT on');
+                'ctxgraph_ranker: reads each of the 22 tables and views the matrix grants it SELECT on');
 SELECT lives_ok($$SELECT * FROM ctxgraph.rule_ranking('stig', 'V-roles-1')$$,
                 'ctxgraph_ranker: runs ctxgraph.rule_ranking, the README''s before/after query');
 SELECT lives_ok($$SELECT * FROM ctxgraph.tip_evidence('stig', '2026-12-01 00:00:00+00')$$,
@@ -1896,12 +2043,16 @@ BEGIN
                                'ctxgraph.skills',
                                'ctxgraph.failure_modes',
                                'ctxgraph.skill_views',
+                               'ctxgraph.group_roles',
                                'ctxgraph.tip_evictions',
                                'ctxgraph.follow_verdicts',
                                'ctxgraph.retrieval_scores',
                                'ctxgraph.tip_hit_rates',
                                'stig.tip_hit_rates',
                                'cve.tip_hit_rates',
+                               'ctxgraph.scored_retrievals',
+                               'stig.scored_retrievals',
+                               'cve.scored_retrievals',
                                'ctxgraph.misleading_tips',
                                'stig.misleading_tips',
                                'cve.misleading_tips',
@@ -1934,7 +2085,7 @@ BEGIN
     END IF;
 END
 $do$$sql$,
-                'ctxgraph_analyst: reads each of the 46 tables and views the matrix grants it SELECT on');
+                'ctxgraph_analyst: reads each of the 50 tables and views the matrix grants it SELECT on');
 SELECT lives_ok(format($$SELECT * FROM ctxgraph.follow_label_metrics('stig', ARRAY(SELECT id FROM stig.tip_retrievals WHERE attempt_id = %2$s), ARRAY[true])$$, :roles_tip, :roles_attempt),
                 'ctxgraph_analyst: runs ctxgraph.follow_label_metrics');
 SELECT throws_ok(format($$UPDATE stig.tips SET body = 'rewritten' WHERE id = %1$s$$, :roles_tip, :roles_attempt),

@@ -7,7 +7,7 @@
 -- against the catalog; then real attempts with SET LOCAL ROLE. Needs pgTAP, the fixtures of
 -- tests/fixtures/factories.sql, and a superuser (or CREATEROLE) session.
 BEGIN;
-SELECT plan(500);
+SELECT plan(511);
 
 CREATE ROLE ctxgraph_roles_probe NOLOGIN;
 -- ---------------------------------------------------------------------------------------------
@@ -61,6 +61,7 @@ SELECT set_eq(
                  ('table', 'ctxgraph.parameters'),
                  ('table', 'ctxgraph.skills'),
                  ('table', 'ctxgraph.failure_modes'),
+                 ('table', 'ctxgraph.tip_effects'),
                  ('table', 'ctxgraph.skill_views'),
                  ('table', 'ctxgraph.group_roles'),
                  ('table', 'ctxgraph.tip_evictions'),
@@ -123,7 +124,8 @@ SELECT set_eq(
                  ('function', 'ctxgraph.ensure_skill_partitions(text)'),
                  ('function', 'ctxgraph.expose_skill_view(text)'),
                  ('function', 'ctxgraph.unexpose_skill_view(text)'),
-                 ('function', 'ctxgraph.refresh_tip_stats(text, bigint[])')$$,
+                 ('function', 'ctxgraph.refresh_tip_stats(text, bigint[])'),
+                 ('function', 'ctxgraph.refresh_tip_effects(text, timestamp with time zone)')$$,
     'the catalog''s relations and functions in ctxgraph, stig and cve are exactly the role matrix''s rows');
 
 -- ---------------------------------------------------------------------------------------------
@@ -161,7 +163,7 @@ SELECT schema_privs_are('cve', 'ctxgraph_roles_probe', '{}'::name[],
                         'PUBLIC (a role with no grants) has no privileges on schema cve');
 
 -- ---------------------------------------------------------------------------------------------
--- Relations (270): table-level privileges of each role, both ways
+-- Relations (275): table-level privileges of each role, both ways
 -- (SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER; USAGE, SELECT, UPDATE on
 -- sequences).
 -- ---------------------------------------------------------------------------------------------
@@ -345,6 +347,16 @@ SELECT table_privs_are('ctxgraph', 'failure_modes', 'ctxgraph_analyst', ARRAY['S
                        'ctxgraph_analyst has exactly {SELECT} on table ctxgraph.failure_modes');
 SELECT table_privs_are('ctxgraph', 'failure_modes', 'ctxgraph_roles_probe', '{}'::name[],
                        'PUBLIC (a role with no grants) has no privileges on table ctxgraph.failure_modes');
+SELECT table_privs_are('ctxgraph', 'tip_effects', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on table ctxgraph.tip_effects');
+SELECT table_privs_are('ctxgraph', 'tip_effects', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on table ctxgraph.tip_effects');
+SELECT table_privs_are('ctxgraph', 'tip_effects', 'ctxgraph_ranker', ARRAY['SELECT']::name[],
+                       'ctxgraph_ranker has exactly {SELECT} on table ctxgraph.tip_effects');
+SELECT table_privs_are('ctxgraph', 'tip_effects', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on table ctxgraph.tip_effects');
+SELECT table_privs_are('ctxgraph', 'tip_effects', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on table ctxgraph.tip_effects');
 SELECT table_privs_are('ctxgraph', 'skill_views', 'ctxgraph_writer', '{}'::name[],
                        'ctxgraph_writer has no privileges on table ctxgraph.skill_views');
 SELECT table_privs_are('ctxgraph', 'skill_views', 'ctxgraph_scorer', '{}'::name[],
@@ -707,7 +719,7 @@ SELECT table_privs_are('cve', 'scoring_null_reasons', 'ctxgraph_roles_probe', '{
                        'PUBLIC (a role with no grants) has no privileges on view cve.scoring_null_reasons');
 
 -- ---------------------------------------------------------------------------------------------
--- Column privileges (50): per table and view, every column privilege a role holds
+-- Column privileges (51): per table and view, every column privilege a role holds
 -- beyond its table-level privileges (what a column GRANT adds), all roles at once, both ways.
 -- ---------------------------------------------------------------------------------------------
 SELECT is(ARRAY(SELECT s.v FROM (
@@ -944,6 +956,19 @@ SELECT is(ARRAY(SELECT s.v FROM (
                   ORDER BY s.v COLLATE "C"),
           '{}'::text[],
           'column grants on ctxgraph.failure_modes: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('ctxgraph.tip_effects')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on ctxgraph.tip_effects: none');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)
@@ -1362,7 +1387,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
           'column grants on cve.scoring_null_reasons: none');
 
 -- ---------------------------------------------------------------------------------------------
--- Functions (135): EXECUTE for each role, both ways; PUBLIC never.
+-- Functions (140): EXECUTE for each role, both ways; PUBLIC never.
 -- ---------------------------------------------------------------------------------------------
 SELECT function_privs_are('ctxgraph', 'save_attempt', ARRAY['text', 'text', 'text', 'integer', 'text', 'timestamp with time zone', 'timestamp with time zone']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
@@ -1769,6 +1794,21 @@ SELECT function_privs_are('ctxgraph', 'refresh_tip_stats', ARRAY['text', 'bigint
 SELECT function_privs_are('ctxgraph', 'refresh_tip_stats', ARRAY['text', 'bigint[]']::name[],
                           'ctxgraph_roles_probe', '{}'::name[],
                           'PUBLIC (a role with no grants) may not execute ctxgraph.refresh_tip_stats(text, bigint[])');
+SELECT function_privs_are('ctxgraph', 'refresh_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph.refresh_tip_effects(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'refresh_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.refresh_tip_effects(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'refresh_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph.refresh_tip_effects(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'refresh_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph.refresh_tip_effects(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'refresh_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.refresh_tip_effects(text, timestamp with time zone)');
 
 -- ---------------------------------------------------------------------------------------------
 -- Private helpers (5): the ctxgraph._* row, expanded from the catalog at
@@ -1883,6 +1923,7 @@ BEGIN
                                'ctxgraph.parameters',
                                'ctxgraph.skills',
                                'ctxgraph.failure_modes',
+                               'ctxgraph.tip_effects',
                                'ctxgraph.tip_evictions',
                                'ctxgraph.tip_hit_rates',
                                'stig.tip_hit_rates',
@@ -1910,7 +1951,7 @@ BEGIN
     END IF;
 END
 $do$$sql$,
-                'ctxgraph_ranker: reads each of the 22 tables and views the matrix grants it SELECT on');
+                'ctxgraph_ranker: reads each of the 23 tables and views the matrix grants it SELECT on');
 SELECT lives_ok($$SELECT * FROM ctxgraph.rule_ranking('stig', 'V-roles-1')$$,
                 'ctxgraph_ranker: runs ctxgraph.rule_ranking, the README''s before/after query');
 SELECT lives_ok($$SELECT * FROM ctxgraph.tip_evidence('stig', '2026-12-01 00:00:00+00')$$,
@@ -2042,6 +2083,7 @@ BEGIN
                                'ctxgraph.parameters',
                                'ctxgraph.skills',
                                'ctxgraph.failure_modes',
+                               'ctxgraph.tip_effects',
                                'ctxgraph.skill_views',
                                'ctxgraph.group_roles',
                                'ctxgraph.tip_evictions',
@@ -2085,7 +2127,7 @@ BEGIN
     END IF;
 END
 $do$$sql$,
-                'ctxgraph_analyst: reads each of the 50 tables and views the matrix grants it SELECT on');
+                'ctxgraph_analyst: reads each of the 51 tables and views the matrix grants it SELECT on');
 SELECT lives_ok(format($$SELECT * FROM ctxgraph.follow_label_metrics('stig', ARRAY(SELECT id FROM stig.tip_retrievals WHERE attempt_id = %2$s), ARRAY[true])$$, :roles_tip, :roles_attempt),
                 'ctxgraph_analyst: runs ctxgraph.follow_label_metrics');
 SELECT throws_ok(format($$UPDATE stig.tips SET body = 'rewritten' WHERE id = %1$s$$, :roles_tip, :roles_attempt),

@@ -83,7 +83,7 @@ FROM_SCRATCH_IDS = FROM_SCRATCH.format(
 )
 FROM_SCRATCH_ALL = FROM_SCRATCH.format(log_filter="", tip_filter="")
 
-# (d) The scoring pass's batched write, as scorer/store.py's write_scores issues it.
+# (d) The scoring pass's batched write, as scorer/ctxgraph/store.py's write_scores issues it.
 SCORER_UPDATE = """
 UPDATE ctxgraph.tip_retrievals AS r
    SET tip_followed_llm = v.llm,

@@ -26,7 +26,7 @@ def database_url() -> str:
 
 @pytest.fixture
 def conn(database_url: str) -> Iterator[psycopg.Connection]:
-    from scorer.store import connect
+    from ctxgraph.store import connect
 
     connection = connect(database_url)
     try:

@@ -92,12 +92,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from scorer import dream, store
+    from ctxgraph import scoring_pass, store
 
     if not args.log.is_file():
         print(f"ctxgraph score: run log not found: {args.log}", file=sys.stderr)
         return EXIT_USAGE
-    config = dream.PassConfig(
+    config = scoring_pass.PassConfig(
         skill=args.skill,
         run_id=args.run_id,
         log_path=args.log,
@@ -119,7 +119,7 @@ def _score(args: argparse.Namespace) -> int:
 
     try:
         with conn:
-            summary = dream.run_pass(conn, config, progress)
+            summary = scoring_pass.run_pass(conn, config, progress)
     except store.DatabaseError as exc:
         print(f"ctxgraph score: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -131,7 +131,7 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _connect_or_exit(command: str):
-    from scorer import store
+    from ctxgraph import store
 
     try:
         return store.connect()
@@ -143,7 +143,7 @@ def _connect_or_exit(command: str):
 def _load(args: argparse.Namespace) -> int:
     import psycopg
 
-    from scorer import loader
+    from ctxgraph import loader
 
     for path in [args.tips, *args.log]:
         if not path.is_file():
@@ -166,7 +166,7 @@ def _load(args: argparse.Namespace) -> int:
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from scorer import reports
+    from ctxgraph import reports
 
     conn = _connect_or_exit("audit")
     if conn is None:
@@ -178,7 +178,7 @@ def _audit(args: argparse.Namespace) -> int:
             print(f"ctxgraph audit: {exc}", file=sys.stderr)
             return EXIT_USAGE
     if args.html:
-        from scorer import html_report
+        from ctxgraph import html_report
 
         args.html.parent.mkdir(parents=True, exist_ok=True)
         args.html.write_text(html_report.render_html(data), encoding="utf-8")
@@ -196,7 +196,7 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from scorer import evaluation, reports
+    from ctxgraph import evaluation, reports
 
     try:
         labels = evaluation.read_labels(args.labels, args.tips)

@@ -34,9 +34,9 @@ from pathlib import Path
 import numpy as np
 import psycopg
 
-from scorer import judge as judge_leg
-from scorer.runlog import AttemptRecord, ScriptIndex, read_run_log
-from scorer.store import CachedVerdict, ClaimedRow, RowScore, Store, VerdictKey
+from ctxgraph import judge as judge_leg
+from ctxgraph.runlog import AttemptRecord, ScriptIndex, read_run_log
+from ctxgraph.store import CachedVerdict, ClaimedRow, RowScore, Store, VerdictKey
 
 __all__ = ["PassConfig", "PassSummary", "run_pass"]
 
@@ -141,7 +141,7 @@ class _JudgeLeg:
             self.off_status = "no_prompt"
             summary.notes.append(
                 f"judge leg skipped: skill {config.skill} has no prompt "
-                f"(scorer/prompts/{config.skill}/tip_follow_judge.md); tip_followed_llm stays NULL"
+                f"(scorer/ctxgraph/prompts/{config.skill}/tip_follow_judge.md); tip_followed_llm stays NULL"
             )
             return
         if not config.judge_url:
@@ -188,7 +188,7 @@ class _EmbedLeg:
             self.off_status = "embed_disabled"
             summary.notes.append("embedding leg off (--no-embed): tip_followed_emb stays NULL")
             return
-        from scorer import embed  # the model import is heavy; only when the leg runs
+        from ctxgraph import embed  # the model import is heavy; only when the leg runs
 
         try:
             self.embedder = embed.Embedder(config.embed_model_path)

@@ -247,8 +247,9 @@ def run_pass(
 ) -> PassSummary:
     """Score every unscored retrieval of one run; each batch commits on its own.
 
-    Raises store.DatabaseError for an unknown skill and OSError for an unreadable log; per-row and
-    per-leg failures never raise: they end up as NULLs with a reason in the summary.
+    Raises store.UnknownSkill for an unknown skill, OSError for an unreadable log and psycopg errors
+    when the database fails; per-row and per-leg failures never raise: they end up as NULLs with a
+    reason in the summary.
     """
     started = time.perf_counter()
     summary = PassSummary(config.skill, config.run_id)

@@ -118,3 +118,19 @@ def test_only_the_sql_module_executes_statements() -> None:
             if isinstance(node, ast.Attribute) and node.attr in {"execute", "executemany", "copy", "cursor"}:
                 offenders.append(f"{path.name}:{node.lineno} .{node.attr}")
     assert offenders == []
+
+
+def test_scored_retrievals_once_the_view_exists(conn: psycopg.Connection, seed) -> None:
+    if conn.execute("SELECT to_regclass('stig.scored_retrievals')").fetchone()[0] is None:
+        conn.rollback()
+        pytest.skip("stig.scored_retrievals is not deployed in this database yet")
+    conn.rollback()
+    run = seed([{"rule": f"rule_{uuid.uuid4().hex[:8]}", "tips": [f"Tip {uuid.uuid4().hex}"], "passed": True},
+                {"rule": f"rule_{uuid.uuid4().hex[:8]}", "tips": [f"Tip {uuid.uuid4().hex}"], "passed": False,
+                 "failure_mode": "health_failure"}])
+    rows = Client(conn).scored_retrievals("stig", run.run_id)
+    assert [r["retrieval_id"] for r in rows] == sorted(run.retrieval_ids)
+    assert {"retrieval_id", "tip_id", "attempt_key", "run_id", "rule_id", "credit", "followed", "follow_weight",
+            "follow_source", "harmful"} <= set(rows[0])
+    assert [r["credit"] for r in rows] == [1.0, -0.2]
+    conn.rollback()

@@ -20,9 +20,8 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
-from typing import Any
-
 from pathlib import Path
+from typing import Any
 
 import psycopg
 

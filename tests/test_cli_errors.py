@@ -44,7 +44,7 @@ def test_an_unknown_skill_reads_the_same_for_every_command(tmp_path: Path) -> No
     messages = {}
     for command in COMMANDS:
         process = start(command_args(command, skill, tmp_path), f"ctxgraph-test-{uuid.uuid4().hex[:8]}")
-        out, err = process.communicate(timeout=300)
+        _, err = process.communicate(timeout=300)
         assert process.returncode == 2, (command, err)
         lines = err.splitlines()
         assert len(lines) == 1, (command, err)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import psycopg
@@ -13,7 +13,7 @@ import pytest
 from ctxgraph.client import Client
 
 PACKAGE = Path(__file__).resolve().parent.parent / "scorer" / "ctxgraph"
-T0 = datetime(2026, 6, 1, 9, 0, tzinfo=timezone.utc)
+T0 = datetime(2026, 6, 1, 9, 0, tzinfo=UTC)
 
 
 def new_tips(conn: psycopg.Connection, rule: str, n: int) -> list[int]:

@@ -14,11 +14,10 @@ Every statement is parameterised; every batch is one statement (``UPDATE ... FRO
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-
-import re
 from typing import Any
 
 import numpy as np
@@ -155,10 +154,11 @@ class Client:
         row = self.conn.execute(sql.SQL("SELECT {}").format(call), params).fetchone()
         return row[0] if row else None
 
-    def _view(self, skill: str, view: str, where: sql.Composable = sql.SQL("TRUE"),
-              params: Sequence[Any] = ()) -> list[Row]:
+    def _view(self, skill: str, view: str, order: str, where: str = "TRUE", params: Sequence[Any] = ()) -> list[Row]:
         # Per-skill views live in the skill's schema; the name is quoted as an identifier, never pasted.
-        query = sql.SQL("SELECT * FROM {} WHERE {}").format(sql.Identifier(skill, view), where)
+        # ``where`` and ``order`` are this module's own constant SQL, never caller input.
+        query = sql.SQL("SELECT * FROM {} WHERE {} ORDER BY {}").format(
+            sql.Identifier(skill, view), sql.SQL(where), sql.SQL(order))
         with self.conn.cursor(row_factory=dict_row) as cur:
             return cur.execute(query, params).fetchall()
 
@@ -208,8 +208,7 @@ class Client:
     # -- the ranker and the eviction job ---------------------------------------------------------------
     def tip_hit_rates(self, skill: str, tip_ids: Sequence[int]) -> list[Row]:
         """<skill>.tip_hit_rates for a set of candidate tips (the ranker's read), in tip id order."""
-        return self._view(skill, "tip_hit_rates", sql.SQL("tip_id = ANY (%s::bigint[]) ORDER BY tip_id"),
-                          [_bigints(tip_ids).value])
+        return self._view(skill, "tip_hit_rates", "tip_id", "tip_id = ANY (%s::bigint[])", [_bigints(tip_ids).value])
 
     def rule_ranking(self, skill: str, rule_id: str) -> list[Row]:
         """ctxgraph.rule_ranking: a rule's tips ranked before (outcome-only) and after (follow-weighted)."""
@@ -217,7 +216,7 @@ class Client:
 
     def eviction_candidates(self, skill: str) -> list[Row]:
         """<skill>.eviction_candidates: what evict_tips would retire now."""
-        return self._view(skill, "eviction_candidates", sql.SQL("TRUE ORDER BY tip_id"))
+        return self._view(skill, "eviction_candidates", "tip_id")
 
     def evict_tips(self, skill: str, as_of: datetime | None = None, dry_run: bool = True) -> list[Row]:
         """ctxgraph.evict_tips: retire (or, by default, only preview) the eviction candidates."""
@@ -234,16 +233,16 @@ class Client:
     # -- audit reads -------------------------------------------------------------------------------------
     def misleading_tips(self, skill: str) -> list[Row]:
         """<skill>.misleading_tips: high outcome-only rate, low follow rate (ADR audit section 4)."""
-        return self._view(skill, "misleading_tips", sql.SQL("TRUE ORDER BY credit_gap DESC, tip_id"))
+        return self._view(skill, "misleading_tips", "credit_gap DESC, tip_id")
 
     def harmful_tips(self, skill: str) -> list[Row]:
         """<skill>.harmful_tips: tips followed in attempts that broke the system."""
-        return self._view(skill, "harmful_tips", sql.SQL("TRUE ORDER BY harm DESC, tip_id"))
+        return self._view(skill, "harmful_tips", "harm DESC, tip_id")
 
     def scored_retrievals(self, skill: str, run_id: str | None = None) -> list[Row]:
         """<skill>.scored_retrievals: one row per retrieval with its credit and follow weight (all runs or one)."""
-        return self._view(skill, "scored_retrievals",
-                          sql.SQL("(%s::text IS NULL OR run_id = %s) ORDER BY retrieval_id"), [run_id, run_id])
+        return self._view(skill, "scored_retrievals", "retrieval_id", "(%s::text IS NULL OR run_id = %s)",
+                          [run_id, run_id])
 
     def follow_label_metrics(self, skill: str, retrieval_ids: Sequence[int], gold: Sequence[bool]) -> list[Row]:
         """ctxgraph.follow_label_metrics: each leg against gold labels (accuracy, kappa, AUC, thresholds)."""

@@ -20,9 +20,13 @@ import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
 import psycopg
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scorer"))
+from ctxgraph.store import Client  # noqa: E402  (the write path as the agent calls it)
 
 SKILL = "stig"
 
@@ -83,7 +87,7 @@ FROM_SCRATCH_IDS = FROM_SCRATCH.format(
 )
 FROM_SCRATCH_ALL = FROM_SCRATCH.format(log_filter="", tip_filter="")
 
-# (d) The scoring pass's batched write, as scorer/store.py's write_scores issues it.
+# (d) The scoring pass's batched write, as scorer/ctxgraph/store.py's write_scores issues it.
 SCORER_UPDATE = """
 UPDATE ctxgraph.tip_retrievals AS r
    SET tip_followed_llm = v.llm,
@@ -220,19 +224,14 @@ def write_path(conn: psycopg.Connection, run_id: str, plan: list[tuple[str, list
     """One attempt after another as the agent writes them (autocommit: one transaction per call)."""
     times: dict[str, list[float]] = {"log_retrievals": [], "save_attempt": [], "update_retrieval_attempt_ids": [],
                                      "record_outcome": [], "total": []}
+    # The client's statements repeat verbatim, so psycopg prepares them after its prepare_threshold (5).
+    client = Client(conn)
     for rule_id, tips, passed, failure_mode in plan:
         sims = [round(0.9 - 0.05 * i, 3) for i in range(len(tips))]
-        t_log, ids = timed(lambda: [r[0] for r in conn.execute(
-            "SELECT ctxgraph.log_retrievals(%s, %s, %s, %s::bigint[], %s::double precision[])",
-            (SKILL, run_id, rule_id, tips, sims), prepare=True)])
-        t_save, attempt_id = timed(lambda: conn.execute(
-            "SELECT ctxgraph.save_attempt(%s, %s, %s, %s)", (SKILL, run_id, rule_id, 1), prepare=True).fetchone()[0])
-        t_link, _ = timed(lambda: conn.execute(
-            "SELECT ctxgraph.update_retrieval_attempt_ids(%s, %s::bigint[], %s)", (SKILL, ids, attempt_id),
-            prepare=True).fetchone())
-        t_rec, _ = timed(lambda: conn.execute(
-            "SELECT ctxgraph.record_outcome(%s, %s, %s, %s)", (SKILL, attempt_id, passed, failure_mode),
-            prepare=True).fetchone())
+        t_log, ids = timed(lambda: client.log_retrievals(SKILL, run_id, rule_id, tips, sims))
+        t_save, attempt_id = timed(lambda: client.save_attempt(SKILL, run_id, rule_id, 1))
+        t_link, _ = timed(lambda: client.update_retrieval_attempt_ids(SKILL, ids, attempt_id))
+        t_rec, _ = timed(lambda: client.record_outcome(SKILL, attempt_id, passed, failure_mode))
         for key, value in (("log_retrievals", t_log), ("save_attempt", t_save),
                            ("update_retrieval_attempt_ids", t_link), ("record_outcome", t_rec),
                            ("total", t_log + t_save + t_link + t_rec)):
@@ -388,8 +387,7 @@ def refresh_plan(conn: psycopg.Connection, phase: str, tips: list[int], rule_id:
                                    ("log_timing", "off"), ("log_nested_statements", "on"), ("log_level", "notice")):
                 conn.execute(f"SET LOCAL auto_explain.{setting} = '{value}'")
             conn.execute("SET LOCAL client_min_messages = notice")
-            conn.execute("SELECT ctxgraph.log_retrievals(%s, %s, %s, %s::bigint[], %s::double precision[])",
-                         (SKILL, f"bench-explain-{phase}", rule_id, tips, [0.9, 0.8, 0.7, 0.6, 0.5])).fetchall()
+            Client(conn).log_retrievals(SKILL, f"bench-explain-{phase}", rule_id, tips, [0.9, 0.8, 0.7, 0.6, 0.5])
     finally:
         conn.remove_notice_handler(handler)
     found = [n for n in notices if "UPDATE ctxgraph.tip_stats AS s" in n]

@@ -23,13 +23,13 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "scorer"))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from judge_stub_server import StubServer, slow, verdict  # noqa: E402
 
-from scorer import dream, loader  # noqa: E402
-from scorer.store import connect  # noqa: E402
+from ctxgraph import scoring_pass, loader  # noqa: E402
+from ctxgraph.store import connect  # noqa: E402
 
 
 def sample_material() -> tuple[list[dict], list[str]]:
@@ -89,14 +89,14 @@ def main() -> int:
         rows = conn.execute("SELECT count(*) FROM ctxgraph.tip_retrievals WHERE skill = %s", (skill,)).fetchone()[0]
         conn.commit()
 
-        embed_only = dream.run_pass(conn, dream.PassConfig(skill=skill, run_id=run_id, log_path=log_path,
+        embed_only = scoring_pass.run_pass(conn, scoring_pass.PassConfig(skill=skill, run_id=run_id, log_path=log_path,
                                                            use_judge=False))
         conn.execute("UPDATE ctxgraph.tip_retrievals SET tip_followed_computed_at = NULL, tip_followed_emb = NULL"
                      " WHERE skill = %s", (skill,))
         conn.commit()
         with StubServer() as server:
             server.responder = lambda request: slow(args.judge_delay, verdict(True))
-            judge_only = dream.run_pass(conn, dream.PassConfig(
+            judge_only = scoring_pass.run_pass(conn, scoring_pass.PassConfig(
                 skill=skill, run_id=run_id, log_path=log_path, judge_url=server.base_url,
                 judge_model="stub-model", use_embed=False, concurrency=args.concurrency))
         conn.close()

@@ -56,7 +56,8 @@ banner "6. the same two runs with a judge that is right: the gold labels served 
 # real model (step 5 does that for whatever CTXGRAPH_JUDGE_URL points at).
 judged_db=ctxgraph_demo_judged
 port=$(.venv/bin/python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-.venv/bin/python samples/label_judge.py --port "$port" >/dev/null 2>&1 &
+judge_log=$out/label_judge.log
+.venv/bin/python samples/label_judge.py --port "$port" >"$judge_log" 2>&1 &
 judge_pid=$!
 trap 'kill "$judge_pid" 2>/dev/null || true' EXIT
 drop_database "$judged_db"
@@ -64,11 +65,18 @@ create_database "$judged_db"
 export PGDATABASE=$judged_db
 DATABASE_URL=$(url_for "$judged_db")
 sqitch deploy --quiet >/dev/null
+judge_up=0
 for _ in $(seq 50); do
   .venv/bin/python -c "import httpx,sys; httpx.get('http://127.0.0.1:$port/v1/models').raise_for_status()" \
-    2>/dev/null && break
+    2>/dev/null && { judge_up=1; break; }
   sleep 0.2
 done
+# Without the stand-in judge this step would only repeat the embedding fallback under a misleading title.
+if [ "$judge_up" -ne 1 ]; then
+  echo "demo: samples/label_judge.py did not start; see $judge_log:" >&2
+  tail -n 3 "$judge_log" >&2
+  exit 1
+fi
 for run in run-6 run-7; do
   "$ctxgraph" load --skill stig --tips "$sample/tips.jsonl" --log "$sample/$run.jsonl" >/dev/null
   CTXGRAPH_JUDGE_URL="http://127.0.0.1:$port/v1" "$ctxgraph" score --skill stig --run "$run" \

@@ -2,7 +2,7 @@
 """Measure how well each embedding cosine mode separates followed from ignored tips.
 
 Reads the hand-labelled (tip, script, followed) pairs in tests/data/follow_pairs.jsonl, computes the
-tip/script cosine for every mode in scorer.embed.MODES (truncated, chunk_max, chunk_mean) and prints,
+tip/script cosine for every mode in ctxgraph.embed.MODES (truncated, chunk_max, chunk_mean) and prints,
 per mode: ROC AUC (Mann-Whitney, ties count one half) for all pairs, hard pairs, easy (not hard)
 pairs, long scripts (more than one model window) and short scripts, stratified bootstrap 95%
 intervals (all, hard, long) and paired differences between modes, mean cosine of followed vs
@@ -33,10 +33,10 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 
 ROOT = Path(__file__).resolve().parents[1]
-if str(ROOT) not in sys.path:
-    sys.path.insert(0, str(ROOT))
+if str(ROOT / "scorer") not in sys.path:
+    sys.path.insert(0, str(ROOT / "scorer"))
 
-from scorer.embed import DEFAULT_MODE, MODES, Embedder, follow_cosine  # noqa: E402
+from ctxgraph.embed import DEFAULT_MODE, MODES, Embedder, follow_cosine  # noqa: E402
 
 DEFAULT_PAIRS = ROOT / "tests" / "data" / "follow_pairs.jsonl"
 CONTRACT_THRESHOLD = 0.6  # ctxgraph.follow_weight: judge NULL and embedding >= 0.6 -> followed
@@ -296,7 +296,7 @@ def print_report(result: dict[str, Any], per_pair: bool) -> None:
     print()
     print(
         f"best overall AUC: {result['best_auc_mode']}; "
-        f"scorer.embed.DEFAULT_MODE = {result['default_mode']}"
+        f"ctxgraph.embed.DEFAULT_MODE = {result['default_mode']}"
     )
     if per_pair:
         print()

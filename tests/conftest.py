@@ -26,7 +26,7 @@ def database_url() -> str:
 
 @pytest.fixture
 def conn(database_url: str) -> Iterator[psycopg.Connection]:
-    from scorer.store import connect
+    from ctxgraph.store import connect
 
     connection = connect(database_url)
     try:
@@ -73,6 +73,9 @@ def seed_run(
     Each attempt is {"rule": str, "tips": [tip body, ...], "script": str | None, "passed": bool,
     "failure_mode": str | None}. Attempt numbers count per rule; times are 10 minutes apart.
     """
+    from ctxgraph.store import Client
+
+    client = Client(conn)
     run_id = f"run-{uuid.uuid4().hex[:10]}"
     numbers: dict[str, int] = {}
     seeded: list[SeededAttempt] = []
@@ -90,22 +93,12 @@ def seed_run(
             ).fetchone()[0]
             for body in spec["tips"]
         ]
-        retrieval_ids = [
-            row[0]
-            for row in conn.execute(
-                "SELECT * FROM ctxgraph.log_retrievals(%s, %s, %s, %s::bigint[], %s::float8[], %s)",
-                (skill, run_id, rule, tip_ids, [0.9 - 0.1 * i for i in range(len(tip_ids))], retrieved_at),
-            )
-        ]
-        attempt_id = conn.execute(
-            "SELECT ctxgraph.save_attempt(%s, %s, %s, %s, NULL, %s, %s)",
-            (skill, run_id, rule, number, started_at, ended_at),
-        ).fetchone()[0]
+        retrieval_ids = client.log_retrievals(skill, run_id, rule, tip_ids,
+                                              [0.9 - 0.1 * i for i in range(len(tip_ids))], retrieved_at)
+        attempt_id = client.save_attempt(skill, run_id, rule, number, None, started_at, ended_at)
         if link:
-            conn.execute("SELECT ctxgraph.update_retrieval_attempt_ids(%s, %s::bigint[], %s)",
-                         (skill, retrieval_ids, attempt_id))
-        conn.execute("SELECT ctxgraph.record_outcome(%s, %s, %s, %s)",
-                     (skill, attempt_id, spec.get("passed", True), spec.get("failure_mode")))
+            client.update_retrieval_attempt_ids(skill, retrieval_ids, attempt_id)
+        client.record_outcome(skill, attempt_id, spec.get("passed", True), spec.get("failure_mode"))
         seeded.append(SeededAttempt(attempt_id, rule, number, retrieval_ids, tip_ids, spec.get("script")))
         line = {
             "type": "attempt", "run_id": run_id, "rule_id": rule, "attempt_number": number,

@@ -11,11 +11,11 @@ import uuid
 
 from judge_stub_server import StubServer, slow, verdict
 
-from scorer.cli import main
+from ctxgraph.cli import main
 
 
 def run_cli(*args: str, env: dict[str, str] | None = None, timeout: float = 300) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scorer.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "ctxgraph.cli", *args], capture_output=True, text=True,
                           env={**os.environ, **(env or {})}, timeout=timeout)
 
 
@@ -59,7 +59,7 @@ def test_a_pass_killed_half_way_loses_nothing_and_the_next_finishes(conn, seed):
     with StubServer() as server:
         server.responder = lambda request: slow(0.15, verdict(True))
         process = subprocess.Popen(
-            [sys.executable, "-m", "scorer.cli", "score", "--skill", "stig", "--run", run.run_id,
+            [sys.executable, "-m", "ctxgraph.cli", "score", "--skill", "stig", "--run", run.run_id,
              "--log", str(run.log_path), "--judge-url", server.base_url, "--judge-model", "stub-model",
              "--no-embed", "--batch-size", "4", "--concurrency", "1"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,

@@ -12,7 +12,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from scorer import evaluation, loader
+from ctxgraph import evaluation, loader
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "stig"
@@ -20,7 +20,7 @@ RULE = "harden_sshd_macs_openssh_conf_crypto_policy"
 
 
 def ctxgraph(*args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "scorer.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "ctxgraph.cli", *args], capture_output=True, text=True,
                           env={**os.environ, "CTXGRAPH_JUDGE_URL": "", **(env or {})}, timeout=600)
 
 

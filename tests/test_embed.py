@@ -1,4 +1,4 @@
-"""Tests for scorer.embed against the real all-MiniLM-L6-v2 model (loaded once per module)."""
+"""Tests for ctxgraph.embed against the real all-MiniLM-L6-v2 model (loaded once per module)."""
 
 from __future__ import annotations
 
@@ -14,8 +14,8 @@ os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
 import numpy as np
 import pytest
 
-from scorer import embed
-from scorer.embed import (
+from ctxgraph import embed
+from ctxgraph.embed import (
     DEFAULT_MODE,
     MODEL_ENV,
     MODES,

@@ -33,8 +33,8 @@ from pathlib import Path
 
 import pytest
 
-from scorer.html_report import render_html
-from scorer.reports import AuditData, Section
+from ctxgraph.html_report import render_html
+from ctxgraph.reports import AuditData, Section
 
 EVIL_BODY = 'Restart sshd <script>alert(1)</script> & check "quotes" \'too\''
 EVIL_RULE = 'rule"><img src=x onerror=alert(2)>'

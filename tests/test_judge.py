@@ -1,4 +1,4 @@
-"""Tests for scorer.judge: strict verdict parsing, prompt assembly, and the HTTP client against a stub."""
+"""Tests for ctxgraph.judge: strict verdict parsing, prompt assembly, and the HTTP client against a stub."""
 
 from __future__ import annotations
 
@@ -25,8 +25,8 @@ from judge_stub_server import (
     verdict,
 )
 
-from scorer import judge as judge_mod
-from scorer.judge import (
+from ctxgraph import judge as judge_mod
+from ctxgraph.judge import (
     SCHEMA,
     USER_MARKER,
     JudgeClient,
@@ -449,7 +449,7 @@ def test_zero_retries_means_one_request(stub: StubServer) -> None:
 
 def _record_sleeps(monkeypatch: pytest.MonkeyPatch) -> list[float]:
     """Record the client's backoff sleeps instead of waiting them out (no wall-clock assertions)."""
-    import scorer.judge as judge_module
+    import ctxgraph.judge as judge_module
 
     slept: list[float] = []
     real_sleep = asyncio.sleep

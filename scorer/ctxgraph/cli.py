@@ -1,7 +1,10 @@
 """The ``ctxgraph`` command: ``score`` (the end-of-run scoring pass), ``load``, ``audit``, ``evaluate``.
 
 Exit status: 0 when the command completed (a pass with per-row NULLs has completed), 2 for usage
-errors (bad arguments, unreadable run log, unknown skill), 3 when the database cannot be reached.
+errors (bad arguments, unreadable run log, unknown skill, a run log the write path refuses), 3 when the
+database cannot be reached or fails during the command. Every error ends with one line on stderr,
+``ctxgraph <command>: <what went wrong>``, never a traceback; an unknown skill reads the same for
+every command.
 """
 
 from __future__ import annotations
@@ -92,12 +95,12 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _score(args: argparse.Namespace) -> int:
-    from scorer import dream, store
+    from ctxgraph import scoring_pass
 
     if not args.log.is_file():
         print(f"ctxgraph score: run log not found: {args.log}", file=sys.stderr)
         return EXIT_USAGE
-    config = dream.PassConfig(
+    config = scoring_pass.PassConfig(
         skill=args.skill,
         run_id=args.run_id,
         log_path=args.log,
@@ -109,9 +112,7 @@ def _score(args: argparse.Namespace) -> int:
         use_embed=not args.no_embed,
         batch_size=args.batch_size,
     )
-    conn = _connect_or_exit("score")
-    if conn is None:
-        return EXIT_DATABASE
+    conn = _connect()
 
     def progress(line: str) -> None:
         if not args.quiet:
@@ -119,10 +120,7 @@ def _score(args: argparse.Namespace) -> int:
 
     try:
         with conn:
-            summary = dream.run_pass(conn, config, progress)
-    except store.DatabaseError as exc:
-        print(f"ctxgraph score: {exc}", file=sys.stderr)
-        return EXIT_USAGE
+            summary = scoring_pass.run_pass(conn, config, progress)
     except OSError as exc:
         print(f"ctxgraph score: cannot read the run log: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -130,29 +128,25 @@ def _score(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _connect_or_exit(command: str):
-    from scorer import store
+def _connect():
+    """Open the connection; store.DatabaseError (exit 3) when the database cannot be reached."""
+    from ctxgraph import store
 
-    try:
-        return store.connect()
-    except store.DatabaseError as exc:
-        print(f"ctxgraph {command}: {exc}", file=sys.stderr)
-        return None
+    return store.connect()
 
 
 def _load(args: argparse.Namespace) -> int:
     import psycopg
 
-    from scorer import loader
+    from ctxgraph import loader, store
 
     for path in [args.tips, *args.log]:
         if not path.is_file():
             print(f"ctxgraph load: file not found: {path}", file=sys.stderr)
             return EXIT_USAGE
-    conn = _connect_or_exit("load")
-    if conn is None:
-        return EXIT_DATABASE
+    conn = _connect()
     with conn:
+        store.require_skill(conn, args.skill)
         try:
             tips = loader.load_tips(conn, args.skill, args.tips)
             print(f"tips: {len(tips)} from {args.tips}")
@@ -160,25 +154,21 @@ def _load(args: argparse.Namespace) -> int:
                 for run in loader.load_run(conn, args.skill, path, tips):
                     print(f"run {run.run_id}: {run.attempts} attempts, {run.retrievals} retrievals from {path}")
         except (loader.LoadError, psycopg.Error) as exc:
-            print(f"ctxgraph load: {str(exc).strip()} (nothing from that file was kept)", file=sys.stderr)
+            if isinstance(exc, psycopg.Error) and not _refused_by_write_path(exc):
+                raise  # the database failed, not the file: exit 3 like every other command
+            print(f"ctxgraph load: {_one_line(exc)} (nothing from that file was kept)", file=sys.stderr)
             return EXIT_USAGE
     return EXIT_OK
 
 
 def _audit(args: argparse.Namespace) -> int:
-    from scorer import reports
+    from ctxgraph import reports
 
-    conn = _connect_or_exit("audit")
-    if conn is None:
-        return EXIT_DATABASE
+    conn = _connect()
     with conn:
-        try:
-            data = reports.collect(conn, args.skill, args.run_id, args.rule_id, args.top)
-        except ValueError as exc:
-            print(f"ctxgraph audit: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+        data = reports.collect(conn, args.skill, args.run_id, args.rule_id, args.top)
     if args.html:
-        from scorer import html_report
+        from ctxgraph import html_report
 
         args.html.parent.mkdir(parents=True, exist_ok=True)
         args.html.write_text(html_report.render_html(data), encoding="utf-8")
@@ -196,16 +186,14 @@ def _audit(args: argparse.Namespace) -> int:
 
 
 def _evaluate(args: argparse.Namespace) -> int:
-    from scorer import evaluation, reports
+    from ctxgraph import evaluation, reports
 
     try:
         labels = evaluation.read_labels(args.labels, args.tips)
     except (OSError, evaluation.LabelError) as exc:
         print(f"ctxgraph evaluate: {exc}", file=sys.stderr)
         return EXIT_USAGE
-    conn = _connect_or_exit("evaluate")
-    if conn is None:
-        return EXIT_DATABASE
+    conn = _connect()
     with conn:
         result = evaluation.evaluate_labels(conn, args.skill, labels)
     section = reports.Section("evaluation", "Legs against gold labels", result.columns, result.rows)
@@ -219,14 +207,46 @@ def _evaluate(args: argparse.Namespace) -> int:
 COMMANDS = {"score": _score, "load": _load, "audit": _audit, "evaluate": _evaluate}
 
 
+def _refused_by_write_path(exc: BaseException) -> bool:
+    """True for the write path's documented refusals (SQLSTATE 22xxx, 23xxx, P0001, P0002): bad input."""
+    sqlstate = getattr(exc, "sqlstate", None) or ""
+    return sqlstate[:2] in ("22", "23") or sqlstate in ("P0001", "P0002")
+
+
+def _one_line(exc: BaseException) -> str:
+    """The first line of an error's message (libpq adds lines such as 'server closed the connection')."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    text = lines[0] if lines else type(exc).__name__
+    sqlstate = getattr(exc, "sqlstate", None)
+    return f"{text} (SQLSTATE {sqlstate})" if sqlstate else text
+
+
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the ctxgraph command line; return its exit status."""
+    """Run the ctxgraph command line; return its exit status (0 ok, 2 usage, 3 database)."""
     args = build_parser().parse_args(argv)
+    import psycopg
+
+    from ctxgraph import store
+
+    command = args.command
+
+    def fail(message: str, status: int) -> int:
+        print(f"ctxgraph {command}: {message}", file=sys.stderr)
+        return status
+
     try:
-        return COMMANDS[args.command](args)
+        return COMMANDS[command](args)
     except KeyboardInterrupt:
         print("ctxgraph: interrupted; committed batches are kept, the rest is scored next time", file=sys.stderr)
         return 130
+    except store.UnknownSkill as exc:
+        return fail(str(exc), EXIT_USAGE)
+    except store.AuditFileError as exc:
+        return fail(f"cannot run an audit file: {exc}", EXIT_USAGE)
+    except store.DatabaseError as exc:
+        return fail(str(exc), EXIT_DATABASE)
+    except psycopg.Error as exc:
+        return fail(f"database error: {_one_line(exc)}", EXIT_DATABASE)
 
 
 if __name__ == "__main__":

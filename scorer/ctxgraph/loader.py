@@ -16,6 +16,8 @@ from pathlib import Path
 
 import psycopg
 
+from ctxgraph.store import Client, Store
+
 __all__ = ["LoadError", "RunLoaded", "load_run", "load_tips"]
 
 
@@ -64,6 +66,7 @@ def load_tips(conn: psycopg.Connection, skill: str, path: Path) -> dict[str, int
     A tip whose rule and body are already in memory is reused, not duplicated, so loading twice is safe.
     """
     refs: dict[str, int] = {}
+    store = Store(conn)
     with conn.transaction():
         for number, item in _lines(path):
             ref, body, rule_id = item.get("tip_ref"), item.get("body"), item.get("rule_id")
@@ -71,17 +74,7 @@ def load_tips(conn: psycopg.Connection, skill: str, path: Path) -> dict[str, int
                 raise LoadError(f"{path}:{number}: a tip needs a string tip_ref and a non-empty body")
             if ref in refs:
                 raise LoadError(f"{path}:{number}: tip_ref {ref!r} appears twice")
-            row = conn.execute(
-                "SELECT id FROM ctxgraph.tips WHERE skill = %s AND body = %s AND rule_id IS NOT DISTINCT FROM %s"
-                " ORDER BY id LIMIT 1",
-                (skill, body, rule_id),
-            ).fetchone()
-            if row is None:
-                row = conn.execute(
-                    "INSERT INTO ctxgraph.tips (skill, rule_id, body) VALUES (%s, %s, %s) RETURNING id",
-                    (skill, rule_id, body),
-                ).fetchone()
-            refs[ref] = int(row[0])
+            refs[ref] = store.tip_id_for(skill, rule_id, body)
     return refs
 
 
@@ -89,6 +82,7 @@ def load_run(conn: psycopg.Connection, skill: str, path: Path, tip_ids: dict[str
     """Load every run in one run log through the write path, one transaction for the file."""
     pending: dict[tuple[str, str, int], list[int]] = {}
     loaded: dict[str, list[int]] = {}
+    client = Client(conn)
     with conn.transaction():
         for number, item in _lines(path):
             kind = item.get("type")
@@ -100,11 +94,11 @@ def load_run(conn: psycopg.Connection, skill: str, path: Path, tip_ids: dict[str
                 unknown = [t.get("tip_ref") for t in tips if t.get("tip_ref") not in tip_ids]
                 if unknown:
                     raise LoadError(f"{path}:{number}: unknown tip_ref {', '.join(map(str, unknown))}")
-                ids = [row[0] for row in conn.execute(
-                    "SELECT * FROM ctxgraph.log_retrievals(%s, %s, %s, %s::bigint[], %s::float8[], %s)",
-                    (skill, run_id, rule_id, [tip_ids[t["tip_ref"]] for t in tips],
-                     [t.get("similarity_score") for t in tips], _time(path, number, item.get("retrieved_at"))),
-                )]
+                retrieved_at = _time(path, number, item.get("retrieved_at"))
+                if retrieved_at is None:
+                    raise LoadError(f"{path}:{number}: a retrieval line needs retrieved_at")
+                ids = client.log_retrievals(skill, run_id, rule_id, [tip_ids[t["tip_ref"]] for t in tips],
+                                            [t.get("similarity_score") for t in tips], retrieved_at)
                 pending.setdefault((run_id, rule_id, attempt), []).extend(ids)
                 loaded.setdefault(run_id, [0, 0])[1] += len(ids)
             elif kind == "attempt":
@@ -112,20 +106,15 @@ def load_run(conn: psycopg.Connection, skill: str, path: Path, tip_ids: dict[str
                 result = item.get("result") or {}
                 if not isinstance(result, dict) or not isinstance(result.get("passed"), bool):
                     raise LoadError(f"{path}:{number}: an attempt line needs result.passed (true or false)")
-                attempt_id = conn.execute(
-                    "SELECT ctxgraph.save_attempt(%s, %s, %s, %s, %s, %s, %s)",
-                    (skill, run_id, rule_id, attempt, item.get("approach"),
-                     _time(path, number, item.get("started_at")), _time(path, number, item.get("ended_at"))),
-                ).fetchone()[0]
+                attempt_id = client.save_attempt(skill, run_id, rule_id, attempt, item.get("approach"),
+                                                 _time(path, number, item.get("started_at")),
+                                                 _time(path, number, item.get("ended_at")))
                 retrievals = pending.pop((run_id, rule_id, attempt), [])
                 if retrievals:
-                    conn.execute("SELECT ctxgraph.update_retrieval_attempt_ids(%s, %s::bigint[], %s)",
-                                 (skill, retrievals, attempt_id))
-                conn.execute("SELECT ctxgraph.record_outcome(%s, %s, %s, %s)",
-                             (skill, attempt_id, result["passed"], result.get("failure_mode")))
+                    client.update_retrieval_attempt_ids(skill, retrievals, attempt_id)
+                client.record_outcome(skill, attempt_id, result["passed"], result.get("failure_mode"))
                 loaded.setdefault(run_id, [0, 0])[0] += 1
             elif kind == "run_end" and item.get("ended_at"):
-                conn.execute("UPDATE ctxgraph.runs SET ended_at = %s WHERE skill = %s AND id = %s",
-                             (_time(path, number, item["ended_at"]), skill, item.get("run_id")))
+                Store(conn).set_run_ended(skill, item.get("run_id"), _time(path, number, item["ended_at"]))
             # run_start, note, eval_detail and unknown types carry nothing the write path takes.
     return [RunLoaded(run_id, counts[0], counts[1]) for run_id, counts in loaded.items()]

@@ -3,7 +3,7 @@
 The judge asks any OpenAI-compatible ``/chat/completions`` server (vLLM in production, llama.cpp's
 server in tests and small set-ups) for ``{"followed": bool, "reasoning": str}`` at temperature 0.
 
-Prompt files live at ``scorer/prompts/<skill>/tip_follow_judge.md``. A file has two parts separated by
+Prompt files live at ``scorer/ctxgraph/prompts/<skill>/tip_follow_judge.md``. A file has two parts separated by
 a line that is exactly :data:`USER_MARKER`: everything above is the system message (instructions and
 few-shot examples, sent verbatim), everything below is the user-message template, which must hold the
 placeholders ``{{tip}}`` and ``{{script}}`` once each, each inside its delimiter block
@@ -15,7 +15,7 @@ Failures never raise out of :meth:`JudgeClient.judge`: they come back as a :clas
 reason code and a ``transient`` flag, so the scoring pass can retry transient ones on its next run and
 record permanent ones.
 
-This module is a leaf: no SQL, no imports from other scorer modules.
+This module is a leaf: no SQL, no imports from other ctxgraph modules.
 """
 
 from __future__ import annotations

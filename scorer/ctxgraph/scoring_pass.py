@@ -34,9 +34,9 @@ from pathlib import Path
 import numpy as np
 import psycopg
 
-from scorer import judge as judge_leg
-from scorer.runlog import AttemptRecord, ScriptIndex, read_run_log
-from scorer.store import CachedVerdict, ClaimedRow, RowScore, Store, VerdictKey
+from ctxgraph import judge as judge_leg
+from ctxgraph.runlog import AttemptRecord, ScriptIndex, read_run_log
+from ctxgraph.store import CachedVerdict, ClaimedRow, RowScore, Store, VerdictKey
 
 __all__ = ["PassConfig", "PassSummary", "run_pass"]
 
@@ -141,7 +141,7 @@ class _JudgeLeg:
             self.off_status = "no_prompt"
             summary.notes.append(
                 f"judge leg skipped: skill {config.skill} has no prompt "
-                f"(scorer/prompts/{config.skill}/tip_follow_judge.md); tip_followed_llm stays NULL"
+                f"(scorer/ctxgraph/prompts/{config.skill}/tip_follow_judge.md); tip_followed_llm stays NULL"
             )
             return
         if not config.judge_url:
@@ -188,7 +188,7 @@ class _EmbedLeg:
             self.off_status = "embed_disabled"
             summary.notes.append("embedding leg off (--no-embed): tip_followed_emb stays NULL")
             return
-        from scorer import embed  # the model import is heavy; only when the leg runs
+        from ctxgraph import embed  # the model import is heavy; only when the leg runs
 
         try:
             self.embedder = embed.Embedder(config.embed_model_path)
@@ -247,8 +247,9 @@ def run_pass(
 ) -> PassSummary:
     """Score every unscored retrieval of one run; each batch commits on its own.
 
-    Raises store.DatabaseError for an unknown skill and OSError for an unreadable log; per-row and
-    per-leg failures never raise: they end up as NULLs with a reason in the summary.
+    Raises store.UnknownSkill for an unknown skill, OSError for an unreadable log and psycopg errors
+    when the database fails; per-row and per-leg failures never raise: they end up as NULLs with a
+    reason in the summary.
     """
     started = time.perf_counter()
     summary = PassSummary(config.skill, config.run_id)

@@ -23,7 +23,7 @@ from decimal import Decimal
 from html import escape
 from typing import Any
 
-from scorer.reports import AuditData, Section
+from ctxgraph.reports import AuditData, Section
 
 __all__ = ["render_html", "format_html_cell"]
 

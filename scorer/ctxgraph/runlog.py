@@ -11,7 +11,7 @@ The agent writes one JSON object per line. Attempt lines carry the Worker's whol
 read: it is recorded as a :class:`Problem` and skipped, so one bad line costs one attempt, not the run.
 
 This module is a leaf: it reads files and builds in-memory indexes, it never speaks SQL and never
-imports the other scorer modules. It never truncates a script.
+imports the other ctxgraph modules. It never truncates a script.
 """
 
 from __future__ import annotations

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import psycopg
 
+from ctxgraph.store import Client, Store, require_skill
+
 __all__ = ["Evaluation", "LabelError", "evaluate_labels", "read_labels"]
 
 TRUE = {"true", "t", "yes", "y", "1", "followed"}
@@ -83,32 +85,10 @@ def read_labels(path: Path, tips_path: Path | None = None) -> list[dict]:
 
 
 def evaluate_labels(conn: psycopg.Connection, skill: str, labels: list[dict]) -> Evaluation:
-    """Resolve labels to retrieval ids and return follow_label_metrics for them."""
-    lines = [label["line"] for label in labels]
-    resolved = conn.execute(
-        """
-        SELECT l.line, r.id
-          FROM unnest(%(line)s::int[], %(rid)s::bigint[], %(run)s::text[], %(rule)s::text[], %(num)s::int[],
-                      %(tip)s::bigint[], %(body)s::text[]) AS l (line, rid, run_id, rule_id, num, tip_id, body)
-          JOIN ctxgraph.tip_retrievals AS r ON r.skill = %(skill)s
-          LEFT JOIN ctxgraph.attempts AS a ON a.skill = r.skill AND a.id = r.attempt_id
-          LEFT JOIN ctxgraph.tips AS t ON t.skill = r.skill AND t.id = r.tip_id
-         WHERE (l.rid IS NOT NULL AND r.id = l.rid)
-            OR (l.rid IS NULL AND r.run_id = l.run_id AND r.rule_id = l.rule_id AND a.attempt_number = l.num
-                AND (r.tip_id = l.tip_id OR t.body = l.body))
-        """,
-        {
-            "skill": skill, "line": lines,
-            "rid": [label.get("retrieval_id") for label in labels],
-            "run": [label.get("run_id") for label in labels],
-            "rule": [label.get("rule_id") for label in labels],
-            "num": [label.get("attempt_number") for label in labels],
-            "tip": [label.get("tip_id") for label in labels],
-            "body": [label.get("tip_body") for label in labels],
-        },
-    ).fetchall()
+    """Resolve labels to retrieval ids and return follow_label_metrics for them (nothing is written)."""
+    require_skill(conn, skill)
     by_line: dict[int, list[int]] = {}
-    for line, retrieval_id in resolved:
+    for line, retrieval_id in Store(conn).resolve_labels(skill, labels):
         by_line.setdefault(line, []).append(retrieval_id)
     ids: list[int] = []
     gold: list[bool] = []
@@ -120,9 +100,8 @@ def evaluate_labels(conn: psycopg.Connection, skill: str, labels: list[dict]) ->
         for retrieval_id in matches:
             ids.append(retrieval_id)
             gold.append(label["followed"])
-    cur = conn.execute("SELECT * FROM ctxgraph.follow_label_metrics(%s, %s::bigint[], %s::boolean[])",
-                       (skill, ids, gold))
-    columns = [d.name for d in cur.description or []]
-    rows = list(cur.fetchall())
+    metrics = Client(conn).follow_label_metrics(skill, ids, gold)
     conn.rollback()
+    columns = list(metrics[0]) if metrics else []
+    rows = [tuple(row.values()) for row in metrics]
     return Evaluation(len(labels), len(ids), unmatched, columns, rows)

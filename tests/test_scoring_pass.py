@@ -10,8 +10,8 @@ import psycopg
 import pytest
 from judge_stub_server import StubServer, content, http_error, verdict
 
-from scorer import dream
-from scorer.store import connect
+from ctxgraph import scoring_pass
+from ctxgraph.store import connect
 
 CRYPTO_TIP = "Use update-crypto-policies --set FUTURE and never edit /etc/ssh/ssh_config by hand."
 HEREDOC_SCRIPT = """#!/usr/bin/env bash
@@ -36,11 +36,11 @@ def unique(text: str) -> str:
     return f"{text} [{uuid.uuid4().hex[:8]}]"
 
 
-def config(run, **overrides) -> dream.PassConfig:
+def config(run, **overrides) -> scoring_pass.PassConfig:
     options = dict(skill=run.skill, run_id=run.run_id, log_path=run.log_path, batch_size=64,
                    judge_timeout=2.0, judge_retries=1, judge_backoff=0.01)
     options.update(overrides)
-    return dream.PassConfig(**options)
+    return scoring_pass.PassConfig(**options)
 
 
 def columns(conn: psycopg.Connection, ids: list[int]) -> dict[int, tuple]:
@@ -69,7 +69,7 @@ def test_embedding_leg_alone_scores_every_row_once(conn, seed):
         {"rule": "harden_sshd_macs", "tips": [unique(CRYPTO_TIP)], "script": POLICY_SCRIPT,
          "passed": False, "failure_mode": "clean_failure"},
     ])
-    summary = dream.run_pass(conn, config(run, use_judge=False))
+    summary = scoring_pass.run_pass(conn, config(run, use_judge=False))
     assert summary.claimed == 3 and summary.stamped == 3 and summary.emb_written == 3
     values = columns(conn, run.retrieval_ids)
     assert all(llm is None and emb is not None and -1 <= emb <= 1 and stamped
@@ -79,7 +79,7 @@ def test_embedding_leg_alone_scores_every_row_once(conn, seed):
                           ([t for a in run.attempts for t in a.tip_ids],)).fetchone()[0]
     assert stored == 3
     assert set(statuses(conn, run.retrieval_ids).values()) == {("judge_disabled", "computed")}
-    again = dream.run_pass(conn, config(run, use_judge=False))
+    again = scoring_pass.run_pass(conn, config(run, use_judge=False))
     assert again.claimed == 0 and again.stamped == 0
 
 
@@ -92,7 +92,7 @@ def test_judge_leg_writes_verdicts_caches_them_and_records_provenance(conn, seed
         server.responder = lambda request: verdict(
             "update-crypto-policies" not in request.messages[-1]["content"] or "never edit" not in
             request.messages[-1]["content"])
-        summary = dream.run_pass(conn, config(run, judge_url=server.base_url, use_embed=False))
+        summary = scoring_pass.run_pass(conn, config(run, judge_url=server.base_url, use_embed=False))
         asked = len(server.chat_requests())
     assert summary.llm_written == 2 and summary.stamped == 2 and summary.judge_calls == 2
     assert asked == 2
@@ -109,14 +109,14 @@ def test_judge_leg_writes_verdicts_caches_them_and_records_provenance(conn, seed
     conn.commit()
     with StubServer() as server:
         server.responder = lambda request: pytest.fail("the cache should have answered")
-        cached = dream.run_pass(conn, config(rerun, judge_url=server.base_url, use_embed=False))
+        cached = scoring_pass.run_pass(conn, config(rerun, judge_url=server.base_url, use_embed=False))
         assert server.chat_requests() == []
     assert cached.judge_cache_hits == 1 and cached.judge_calls == 0 and cached.llm_written == 1
 
 
 def test_missing_script_is_permanent_and_stamped_with_its_reason(conn, seed):
     run = seed([{"rule": "audit_rules", "tips": [unique("Use augenrules --load.")], "script": None}])
-    summary = dream.run_pass(conn, config(run, use_judge=False))
+    summary = scoring_pass.run_pass(conn, config(run, use_judge=False))
     assert summary.stamped == 1 and summary.emb_written == 0
     assert list(columns(conn, run.retrieval_ids).values()) == [(None, None, True)]
     assert list(statuses(conn, run.retrieval_ids).values()) == [("judge_disabled", "no_script")]
@@ -129,7 +129,7 @@ def test_transient_judge_failures_stay_unscored_and_the_next_pass_finishes(conn,
                            "/etc/sysctl.d/99-stig.conf\nsysctl --system\n"}])
     with StubServer() as server:
         server.responder = lambda request: http_error(503)
-        first = dream.run_pass(conn, config(run, judge_url=server.base_url, judge_model="stub-model"))
+        first = scoring_pass.run_pass(conn, config(run, judge_url=server.base_url, judge_model="stub-model"))
     assert first.stamped == 0 and first.claimed == 1 and first.emb_written == 1
     llm, emb, stamped = columns(conn, run.retrieval_ids)[run.retrieval_ids[0]]
     assert llm is None and emb is not None and not stamped
@@ -137,7 +137,7 @@ def test_transient_judge_failures_stay_unscored_and_the_next_pass_finishes(conn,
 
     with StubServer() as server:
         server.responder = lambda request: verdict(True)
-        second = dream.run_pass(conn, config(run, judge_url=server.base_url, judge_model="stub-model"))
+        second = scoring_pass.run_pass(conn, config(run, judge_url=server.base_url, judge_model="stub-model"))
     assert second.stamped == 1 and second.llm_written == 1
     assert columns(conn, run.retrieval_ids)[run.retrieval_ids[0]][0] is True
 
@@ -147,7 +147,7 @@ def test_unparseable_verdict_is_cached_and_not_asked_again(conn, seed):
                  "script": "authselect enable-feature with-faillock\n"}])
     with StubServer() as server:
         server.responder = lambda request: content('The answer is: "followed": true')
-        first = dream.run_pass(conn, config(run, judge_url=server.base_url, judge_model="stub-model",
+        first = scoring_pass.run_pass(conn, config(run, judge_url=server.base_url, judge_model="stub-model",
                                             use_embed=False))
     assert first.stamped == 1 and first.llm_written == 0
     assert first.llm_status == {"unparseable": 1}
@@ -172,7 +172,7 @@ def test_unlinked_rows_map_by_attempt_window(conn, seed):
             return verdict(True)
 
         server.responder = answer
-        summary = dream.run_pass(conn, config(run, judge_url=server.base_url, use_embed=False))
+        summary = scoring_pass.run_pass(conn, config(run, judge_url=server.base_url, use_embed=False))
     assert summary.stamped == 2 and summary.llm_written == 2
     script_of = {tip: next(text for text in seen if tip in text).split("<<<SCRIPT", 1)[1] for tip in tips}
     assert "cat <<'EOF'" in script_of[tips[0]] and "update-crypto-policies" not in script_of[tips[0]]
@@ -186,7 +186,7 @@ def test_whole_script_reaches_the_judge_untruncated(conn, seed):
     run = seed([{"rule": "long", "tips": [unique("Append settings idempotently.")], "script": long_script}])
     with StubServer() as server:
         server.responder = lambda request: verdict(True)
-        dream.run_pass(conn, config(run, judge_url=server.base_url, use_embed=False))
+        scoring_pass.run_pass(conn, config(run, judge_url=server.base_url, use_embed=False))
         text = server.chat_requests()[0].messages[-1]["content"]
     assert "THE-END-MARKER" in text and "setting_399 on" in text
 
@@ -203,14 +203,14 @@ def test_two_passes_at_once_never_score_a_row_twice(database_url, seed):
             calls.append(request.messages[-1]["content"])
         return verdict(True)
 
-    results: list[dream.PassSummary] = []
+    results: list[scoring_pass.PassSummary] = []
     with StubServer() as server:
         server.responder = answer
 
         def one_pass() -> None:
             connection = connect(database_url)
             try:
-                results.append(dream.run_pass(connection, config(run, judge_url=server.base_url, use_embed=False,
+                results.append(scoring_pass.run_pass(connection, config(run, judge_url=server.base_url, use_embed=False,
                                                                  batch_size=8)))
             finally:
                 connection.close()

@@ -1,0 +1,636 @@
+"""The only module that speaks SQL. Nothing else in ctxgraph calls ``conn.execute``.
+
+- :class:`Client`: one parameterised call per public SQL function and per-skill view (the agent's
+  write path, the ranker's and the eviction job's reads), modelled on pgmq's Python client: no logic,
+  and the caller owns the connection and the transaction.
+- :class:`Store`: the scoring pass's reads and batched writes, the loader's tip lookups, the label
+  resolution of ``ctxgraph evaluate``, and :func:`run_audit_file`, which runs the analysts'
+  ``sql/audit`` files with the psql variables bound as parameters.
+
+Every statement is parameterised; every batch is one statement (``UPDATE ... FROM unnest(...)`` or
+``INSERT ... SELECT unnest(...)``), never a round trip per row. Nothing here commits on its own.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any
+
+import numpy as np
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import sql
+from psycopg.rows import dict_row
+
+__all__ = [
+    "AuditFileError",
+    "AuditResult",
+    "CachedVerdict",
+    "ClaimedRow",
+    "Client",
+    "DatabaseError",
+    "RowScore",
+    "Store",
+    "UnknownSkill",
+    "VerdictKey",
+    "connect",
+    "require_skill",
+    "run_audit_file",
+]
+
+
+class DatabaseError(RuntimeError):
+    """The database could not be reached or refused a request; the message says which."""
+
+
+class UnknownSkill(DatabaseError):
+    """The skill is not registered in ctxgraph.skills; the message lists the registered ones."""
+
+
+def require_skill(conn: psycopg.Connection, skill: str) -> str:
+    """Return the skill's grading mode; raise UnknownSkill (one wording for every command) if it has none."""
+    row = conn.execute("SELECT grading FROM ctxgraph.skills WHERE name = %s", (skill,)).fetchone()
+    if row is None:
+        known = [r[0] for r in conn.execute("SELECT name FROM ctxgraph.skills ORDER BY name")]
+        raise UnknownSkill(f"unknown skill {skill!r}; registered skills: {', '.join(known) or 'none'}")
+    return str(row[0])
+
+
+def connect(dsn: str | None = None) -> psycopg.Connection:
+    """Open a connection to ``dsn`` (default: DATABASE_URL, else the libpq variables) with pgvector."""
+    target = dsn if dsn is not None else os.environ.get("DATABASE_URL", "")
+    try:
+        conn = psycopg.connect(target, autocommit=False)
+    except psycopg.OperationalError as exc:
+        raise DatabaseError(f"cannot connect to the database: {str(exc).strip()}") from exc
+    try:
+        register_vector(conn)
+    except psycopg.ProgrammingError as exc:
+        conn.close()
+        raise DatabaseError("the vector extension is missing: deploy ctxgraph with sqitch first") from exc
+    conn.rollback()
+    return conn
+
+
+@dataclass(frozen=True)
+class ClaimedRow:
+    """One unscored retrieval, with what the pass needs to find its script and its tip."""
+
+    retrieval_id: int
+    run_id: str
+    rule_id: str
+    attempt_id: int | None
+    attempt_number: int | None
+    retrieved_at: datetime
+    tip_id: int
+    tip_body: str
+
+
+@dataclass(frozen=True)
+class RowScore:
+    """What the pass writes back for one retrieval. ``stamp`` sets tip_followed_computed_at."""
+
+    retrieval_id: int
+    llm: bool | None
+    emb: float | None
+    stamp: bool
+    llm_status: str
+    emb_status: str
+    judge_model: str | None
+    prompt_sha256: str | None
+    embed_model: str | None
+    embed_mode: str | None
+    script_sha256: str | None
+
+
+@dataclass(frozen=True)
+class VerdictKey:
+    tip_sha256: str
+    script_sha256: str
+    model: str
+    prompt_sha256: str
+
+
+@dataclass(frozen=True)
+class CachedVerdict:
+    followed: bool | None
+    reasoning: str | None
+    error: str | None
+    response_format: str | None
+
+
+Row = dict[str, Any]
+
+
+class Client:
+    """One method per public SQL function and per-skill view; the caller owns connection and transaction.
+
+    Modelled on pgmq's Python client: each method is one parameterised statement and nothing else (no
+    retries, no commits, no checks that the SQL does not already make). An optional argument left None
+    is not passed at all, so the SQL function's own default applies (``now()`` for ``as_of`` and
+    ``retrieved_at``). Set-returning functions and views come back as lists of dicts keyed by column.
+    SQL errors surface as psycopg exceptions with their documented SQLSTATEs (see the README).
+    """
+
+    def __init__(self, conn: psycopg.Connection) -> None:
+        self.conn = conn
+
+    # -- internals: compose ``ctxgraph.fn(a, b, name => c)`` with only the arguments given ------------
+    def _call(self, function: str, args: Sequence[Any], named: Mapping[str, Any] | None = None,
+              *, rows: bool = False) -> Any:
+        given = {name: value for name, value in (named or {}).items() if value is not None}
+        parts = [_placeholder(value) for value in args]
+        parts += [sql.SQL("{} => {}").format(sql.Identifier(name), _placeholder(value))
+                  for name, value in given.items()]
+        call = sql.SQL("ctxgraph.{}({})").format(sql.Identifier(function), sql.SQL(", ").join(parts))
+        params = [_value(v) for v in [*args, *given.values()]]
+        if rows:
+            with self.conn.cursor(row_factory=dict_row) as cur:
+                return cur.execute(sql.SQL("SELECT * FROM {}").format(call), params).fetchall()
+        row = self.conn.execute(sql.SQL("SELECT {}").format(call), params).fetchone()
+        return row[0] if row else None
+
+    def _view(self, skill: str, view: str, order: str, where: str = "TRUE", params: Sequence[Any] = ()) -> list[Row]:
+        # Per-skill views live in the skill's schema; the name is quoted as an identifier, never pasted.
+        # ``where`` and ``order`` are this module's own constant SQL, never caller input.
+        query = sql.SQL("SELECT * FROM {} WHERE {} ORDER BY {}").format(
+            sql.Identifier(skill, view), sql.SQL(where), sql.SQL(order))
+        with self.conn.cursor(row_factory=dict_row) as cur:
+            return cur.execute(query, params).fetchall()
+
+    # -- the write path (role ctxgraph_writer) ---------------------------------------------------------
+    def save_attempt(self, skill: str, run_id: str, rule_id: str, attempt_number: int,
+                     approach: str | None = None, started_at: datetime | None = None,
+                     ended_at: datetime | None = None) -> int:
+        """ctxgraph.save_attempt: save an attempt, return its id."""
+        return int(self._call("save_attempt", [skill, run_id, rule_id, attempt_number],
+                              {"approach": approach, "started_at": started_at, "ended_at": ended_at}))
+
+    def log_retrievals(self, skill: str, run_id: str, rule_id: str, tip_ids: Sequence[int],
+                       similarity_scores: Sequence[float | None],
+                       retrieved_at: datetime | None = None) -> list[int]:
+        """ctxgraph.log_retrievals: log one batch of retrieved tips; return their ids in rank order."""
+        given = {"retrieved_at": retrieved_at} if retrieved_at is not None else {}
+        rows = self._call("log_retrievals", [skill, run_id, rule_id, _bigints(tip_ids),
+                                             _floats(similarity_scores)], given, rows=True)
+        return [int(row["log_retrievals"]) for row in rows]
+
+    def update_retrieval_attempt_ids(self, skill: str, retrieval_ids: Sequence[int], attempt_id: int) -> int:
+        """ctxgraph.update_retrieval_attempt_ids: link logged retrievals to their attempt; return rows linked."""
+        return int(self._call("update_retrieval_attempt_ids", [skill, _bigints(retrieval_ids), attempt_id]))
+
+    def record_outcome(self, skill: str, attempt_id: int, passed: bool, failure_mode: str | None = None,
+                       ended_at: datetime | None = None) -> int:
+        """ctxgraph.record_outcome: record the evaluator's result; return the retrievals given an outcome."""
+        return int(self._call("record_outcome", [skill, attempt_id, passed],
+                              {"failure_mode": failure_mode, "ended_at": ended_at}))
+
+    # -- scoring semantics ---------------------------------------------------------------------------
+    def graded_outcome(self, skill: str, passed: bool, attempt_number: int,
+                       failure_mode: str | None = None) -> float:
+        """ctxgraph.graded_outcome: the outcome value of a result (DEF-26)."""
+        return float(self._call("graded_outcome", [skill, passed, attempt_number], {"failure_mode": failure_mode}))
+
+    def follow_weight(self, llm: bool | None, emb: float | None) -> float:
+        """ctxgraph.follow_weight: the follow weight of a judge verdict and a cosine (DEF-27)."""
+        return float(self.conn.execute("SELECT ctxgraph.follow_weight(%s::boolean, %s::double precision)",
+                                       (llm, emb)).fetchone()[0])
+
+    def tip_followed(self, llm: bool | None, emb: float | None) -> bool | None:
+        """ctxgraph.tip_followed: the same decision as a boolean (NULL when neither leg has a value)."""
+        return self.conn.execute("SELECT ctxgraph.tip_followed(%s::boolean, %s::double precision)",
+                                 (llm, emb)).fetchone()[0]
+
+    # -- the ranker and the eviction job ---------------------------------------------------------------
+    def tip_hit_rates(self, skill: str, tip_ids: Sequence[int]) -> list[Row]:
+        """<skill>.tip_hit_rates for a set of candidate tips (the ranker's read), in tip id order."""
+        return self._view(skill, "tip_hit_rates", "tip_id", "tip_id = ANY (%s::bigint[])", [_bigints(tip_ids).value])
+
+    def rule_ranking(self, skill: str, rule_id: str) -> list[Row]:
+        """ctxgraph.rule_ranking: a rule's tips ranked before (outcome-only) and after (follow-weighted)."""
+        return self._call("rule_ranking", [skill, rule_id], rows=True)
+
+    def eviction_candidates(self, skill: str) -> list[Row]:
+        """<skill>.eviction_candidates: what evict_tips would retire now."""
+        return self._view(skill, "eviction_candidates", "tip_id")
+
+    def evict_tips(self, skill: str, as_of: datetime | None = None, dry_run: bool = True) -> list[Row]:
+        """ctxgraph.evict_tips: retire (or, by default, only preview) the eviction candidates."""
+        return self._call("evict_tips", [skill], {"as_of": as_of, "dry_run": dry_run}, rows=True)
+
+    def restore_tip(self, skill: str, tip_id: int, as_of: datetime | None = None) -> bool:
+        """ctxgraph.restore_tip: undo a retirement; True when the tip was retired."""
+        return bool(self._call("restore_tip", [skill, tip_id], {"as_of": as_of}))
+
+    def tip_evidence(self, skill: str, as_of: datetime | None = None) -> list[Row]:
+        """ctxgraph.tip_evidence: the evidence behind eviction, per tip, as of an instant."""
+        return self._call("tip_evidence", [skill], {"as_of": as_of}, rows=True)
+
+    # -- audit reads -------------------------------------------------------------------------------------
+    def misleading_tips(self, skill: str) -> list[Row]:
+        """<skill>.misleading_tips: high outcome-only rate, low follow rate (ADR audit section 4)."""
+        return self._view(skill, "misleading_tips", "credit_gap DESC, tip_id")
+
+    def harmful_tips(self, skill: str) -> list[Row]:
+        """<skill>.harmful_tips: tips followed in attempts that broke the system."""
+        return self._view(skill, "harmful_tips", "harm DESC, tip_id")
+
+    def scored_retrievals(self, skill: str, run_id: str | None = None) -> list[Row]:
+        """<skill>.scored_retrievals: one row per retrieval with its credit and follow weight (all runs or one)."""
+        return self._view(skill, "scored_retrievals", "retrieval_id", "(%s::text IS NULL OR run_id = %s)",
+                          [run_id, run_id])
+
+    def follow_label_metrics(self, skill: str, retrieval_ids: Sequence[int], gold: Sequence[bool]) -> list[Row]:
+        """ctxgraph.follow_label_metrics: each leg against gold labels (accuracy, kappa, AUC, thresholds)."""
+        return self._call("follow_label_metrics", [skill, _bigints(retrieval_ids), _booleans(gold)], rows=True)
+
+
+@dataclass(frozen=True)
+class _Typed:
+    """A parameter with its SQL type spelled out (arrays: psycopg cannot infer bigint[] from [] or [1])."""
+
+    value: Any
+    type: str
+
+
+def _bigints(values: Iterable[int]) -> _Typed:
+    return _Typed([int(v) for v in values], "bigint[]")
+
+
+def _floats(values: Iterable[float | None]) -> _Typed:
+    return _Typed([None if v is None else float(v) for v in values], "double precision[]")
+
+
+def _booleans(values: Iterable[bool]) -> _Typed:
+    return _Typed([bool(v) for v in values], "boolean[]")
+
+
+def _placeholder(value: Any) -> sql.Composable:
+    if isinstance(value, _Typed):
+        return sql.SQL("{}::" + value.type).format(sql.Placeholder())
+    return sql.Placeholder()
+
+
+def _value(value: Any) -> Any:
+    return value.value if isinstance(value, _Typed) else value
+
+
+class Store:
+    """The scoring pass's SQL, on a connection the caller owns (and commits)."""
+
+    def __init__(self, conn: psycopg.Connection) -> None:
+        self.conn = conn
+
+    def skill_grading(self, skill: str) -> str:
+        """Return the skill's grading mode; raise UnknownSkill for an unknown skill."""
+        return require_skill(self.conn, skill)
+
+    def count_unscored(self, skill: str, run_id: str) -> int:
+        """Return how many of the run's retrievals have tip_followed_computed_at NULL."""
+        row = self.conn.execute(
+            "SELECT count(*) FROM ctxgraph.tip_retrievals"
+            " WHERE skill = %s AND run_id = %s AND tip_followed_computed_at IS NULL",
+            (skill, run_id),
+        ).fetchone()
+        return int(row[0]) if row else 0
+
+    def claim_batch(self, skill: str, run_id: str, limit: int, exclude: Sequence[int]) -> list[ClaimedRow]:
+        """Lock up to ``limit`` unscored retrievals of the run that no other pass holds.
+
+        ``FOR UPDATE SKIP LOCKED``: a concurrent pass skips rows this transaction holds, so no row is
+        scored twice; the locks end with the caller's commit or rollback (a killed pass loses only
+        its open batch, which the next pass claims again). ``exclude`` keeps this pass from
+        re-claiming rows it already tried and left unstamped (transient failures).
+        """
+        rows = self.conn.execute(
+            """
+            SELECT r.id, r.run_id, r.rule_id, r.attempt_id, a.attempt_number, r.retrieved_at, r.tip_id, t.body
+              FROM ctxgraph.tip_retrievals AS r
+              JOIN ctxgraph.tips AS t ON t.skill = r.skill AND t.id = r.tip_id
+              LEFT JOIN ctxgraph.attempts AS a ON a.skill = r.skill AND a.id = r.attempt_id
+             WHERE r.skill = %(skill)s AND r.run_id = %(run_id)s
+               AND r.tip_followed_computed_at IS NULL
+               AND r.id <> ALL (%(exclude)s::bigint[])
+             ORDER BY r.id
+             LIMIT %(limit)s
+               FOR UPDATE OF r SKIP LOCKED
+            """,
+            {"skill": skill, "run_id": run_id, "exclude": list(exclude), "limit": limit},
+        ).fetchall()
+        return [ClaimedRow(*row) for row in rows]
+
+    def tip_vectors(self, skill: str, tip_ids: Iterable[int]) -> dict[int, np.ndarray]:
+        """Return the stored embeddings of these tips (tips without one are absent)."""
+        rows = self.conn.execute(
+            "SELECT id, embedding FROM ctxgraph.tips"
+            " WHERE skill = %s AND id = ANY (%s::bigint[]) AND embedding IS NOT NULL",
+            (skill, sorted(set(tip_ids))),
+        ).fetchall()
+        return {int(tip_id): np.asarray(vec, dtype=np.float32) for tip_id, vec in rows}
+
+    def save_tip_vectors(self, skill: str, vectors: Mapping[int, np.ndarray]) -> int:
+        """Fill tips.embedding where it is still NULL, in one statement; return rows written."""
+        if not vectors:
+            return 0
+        ids = list(vectors)
+        literals = [_vector_literal(vectors[i]) for i in ids]
+        cur = self.conn.execute(
+            """
+            UPDATE ctxgraph.tips AS t SET embedding = v.embedding::vector
+              FROM unnest(%s::bigint[], %s::text[]) AS v (id, embedding)
+             WHERE t.skill = %s AND t.id = v.id AND t.embedding IS NULL
+            """,
+            (ids, literals, skill),
+        )
+        return cur.rowcount
+
+    def cached_verdicts(self, keys: Iterable[VerdictKey]) -> dict[VerdictKey, CachedVerdict]:
+        """Return the cached judge answers for these keys."""
+        wanted = list(set(keys))
+        if not wanted:
+            return {}
+        rows = self.conn.execute(
+            """
+            SELECT v.tip_sha256, v.script_sha256, v.model, v.prompt_sha256,
+                   v.followed, v.reasoning, v.error, v.response_format
+              FROM ctxgraph.follow_verdicts AS v
+              JOIN unnest(%s::text[], %s::text[], %s::text[], %s::text[]) AS k (tip, script, model, prompt)
+                ON v.tip_sha256 = k.tip AND v.script_sha256 = k.script
+               AND v.model = k.model AND v.prompt_sha256 = k.prompt
+            """,
+            (
+                [k.tip_sha256 for k in wanted],
+                [k.script_sha256 for k in wanted],
+                [k.model for k in wanted],
+                [k.prompt_sha256 for k in wanted],
+            ),
+        ).fetchall()
+        return {VerdictKey(*row[:4]): CachedVerdict(*row[4:]) for row in rows}
+
+    def save_verdicts(self, verdicts: Mapping[VerdictKey, CachedVerdict]) -> int:
+        """Cache judge answers (verdicts and permanent failures) in one statement."""
+        if not verdicts:
+            return 0
+        keys = list(verdicts)
+        cur = self.conn.execute(
+            """
+            INSERT INTO ctxgraph.follow_verdicts
+                   (tip_sha256, script_sha256, model, prompt_sha256, followed, reasoning, error, response_format)
+            SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::boolean[], %s::text[],
+                                 %s::text[], %s::text[])
+            ON CONFLICT (tip_sha256, script_sha256, model, prompt_sha256) DO NOTHING
+            """,
+            (
+                [k.tip_sha256 for k in keys],
+                [k.script_sha256 for k in keys],
+                [k.model for k in keys],
+                [k.prompt_sha256 for k in keys],
+                [verdicts[k].followed for k in keys],
+                [verdicts[k].reasoning for k in keys],
+                [verdicts[k].error for k in keys],
+                [verdicts[k].response_format for k in keys],
+            ),
+        )
+        return cur.rowcount
+
+    def write_scores(self, skill: str, scores: Sequence[RowScore]) -> int:
+        """Write the DEF-27 columns and the leg statuses of a batch: two statements in all.
+
+        Only rows still unscored are touched, so a row stamped by anyone else meanwhile is left alone.
+        """
+        if not scores:
+            return 0
+        cur = self.conn.execute(
+            """
+            UPDATE ctxgraph.tip_retrievals AS r
+               SET tip_followed_llm = v.llm,
+                   tip_followed_emb = v.emb,
+                   tip_followed_computed_at = CASE WHEN v.stamp THEN clock_timestamp() END
+              FROM unnest(%s::bigint[], %s::boolean[], %s::double precision[], %s::boolean[])
+                   AS v (id, llm, emb, stamp)
+             WHERE r.skill = %s AND r.id = v.id AND r.tip_followed_computed_at IS NULL
+            """,
+            (
+                [s.retrieval_id for s in scores],
+                [s.llm for s in scores],
+                [s.emb for s in scores],
+                [s.stamp for s in scores],
+                skill,
+            ),
+        )
+        written = cur.rowcount
+        self.conn.execute(
+            """
+            INSERT INTO ctxgraph.retrieval_scores AS s
+                   (skill, retrieval_id, llm_status, emb_status, judge_model, prompt_sha256, embed_model,
+                    embed_mode, script_sha256, scored_at)
+            SELECT %s, v.*, clock_timestamp()
+              FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[],
+                          %s::text[]) AS v
+            ON CONFLICT (skill, retrieval_id) DO UPDATE
+               SET llm_status = excluded.llm_status, emb_status = excluded.emb_status,
+                   judge_model = excluded.judge_model, prompt_sha256 = excluded.prompt_sha256,
+                   embed_model = excluded.embed_model, embed_mode = excluded.embed_mode,
+                   script_sha256 = excluded.script_sha256, scored_at = excluded.scored_at
+            """,
+            (
+                skill,
+                [s.retrieval_id for s in scores],
+                [s.llm_status for s in scores],
+                [s.emb_status for s in scores],
+                [s.judge_model for s in scores],
+                [s.prompt_sha256 for s in scores],
+                [s.embed_model for s in scores],
+                [s.embed_mode for s in scores],
+                [s.script_sha256 for s in scores],
+            ),
+        )
+        return written
+
+    # -- ctxgraph load: tips are plain rows (the documented INSERT), reused when already in memory ------
+    def tip_id_for(self, skill: str, rule_id: str | None, body: str) -> int:
+        """Return the id of the skill's tip with this rule and body, inserting it when it is new."""
+        row = self.conn.execute(
+            "SELECT id FROM ctxgraph.tips WHERE skill = %s AND body = %s AND rule_id IS NOT DISTINCT FROM %s"
+            " ORDER BY id LIMIT 1",
+            (skill, body, rule_id),
+        ).fetchone()
+        if row is None:
+            row = self.conn.execute(
+                "INSERT INTO ctxgraph.tips (skill, rule_id, body) VALUES (%s, %s, %s) RETURNING id",
+                (skill, rule_id, body),
+            ).fetchone()
+        return int(row[0])
+
+    def set_run_ended(self, skill: str, run_id: str, ended_at: datetime) -> int:
+        """Set a run's end (the log's run_end line); return rows updated (0 for a run never started)."""
+        return self.conn.execute("UPDATE ctxgraph.runs SET ended_at = %s WHERE skill = %s AND id = %s",
+                                 (ended_at, skill, run_id)).rowcount
+
+    # -- ctxgraph evaluate: gold labels to retrieval ids -------------------------------------------------
+    def resolve_labels(self, skill: str, labels: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
+        """Return (label line, retrieval id) for every retrieval a label names, in one statement.
+
+        A label names its retrieval by ``retrieval_id``, or by ``run_id, rule_id, attempt_number`` and
+        the tip (``tip_id`` or ``tip_body``); a label may match several retrievals or none.
+        """
+        rows = self.conn.execute(
+            """
+            SELECT l.line, r.id
+              FROM unnest(%(line)s::int[], %(rid)s::bigint[], %(run)s::text[], %(rule)s::text[], %(num)s::int[],
+                          %(tip)s::bigint[], %(body)s::text[]) AS l (line, rid, run_id, rule_id, num, tip_id, body)
+              JOIN ctxgraph.tip_retrievals AS r ON r.skill = %(skill)s
+              LEFT JOIN ctxgraph.attempts AS a ON a.skill = r.skill AND a.id = r.attempt_id
+              LEFT JOIN ctxgraph.tips AS t ON t.skill = r.skill AND t.id = r.tip_id
+             WHERE (l.rid IS NOT NULL AND r.id = l.rid)
+                OR (l.rid IS NULL AND r.run_id = l.run_id AND r.rule_id = l.rule_id AND a.attempt_number = l.num
+                    AND (r.tip_id = l.tip_id OR t.body = l.body))
+            """,
+            {
+                "skill": skill,
+                "line": [label["line"] for label in labels],
+                "rid": [label.get("retrieval_id") for label in labels],
+                "run": [label.get("run_id") for label in labels],
+                "rule": [label.get("rule_id") for label in labels],
+                "num": [label.get("attempt_number") for label in labels],
+                "tip": [label.get("tip_id") for label in labels],
+                "body": [label.get("tip_body") for label in labels],
+            },
+        ).fetchall()
+        return [(int(line), int(retrieval_id)) for line, retrieval_id in rows]
+
+
+def _vector_literal(vec: np.ndarray) -> str:
+    return "[" + ",".join(f"{float(x):.8g}" for x in np.asarray(vec, dtype=np.float32).ravel()) + "]"
+
+
+# -- the analysts' audit files -------------------------------------------------------------------------
+# sql/audit/*.sql are psql scripts. ctxgraph audit runs the same files through this small subset of psql:
+#   \if :{?name} / \else / \endif   (is a variable set?), \set name value (defaults), other
+#   backslash commands ignored (\echo, \pset); "-- section: key" names the next statement's result;
+#   :'name' (psql's quoted interpolation) becomes a bound parameter, never pasted text.
+# Anything else psql would interpolate (:name, :"name") or an \if on another condition is refused, so
+# a file that psql and ctxgraph would read differently fails loudly instead of running half.
+
+_META = re.compile(r"^\s*\\([A-Za-z]+)\s*(.*?)\s*$")
+_IF_SET = re.compile(r"^:\{\?([A-Za-z_][A-Za-z0-9_]*)\}$")
+_SET = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)(?:\s+(.*))?$")
+_QUOTED_VAR = re.compile(r"(?<![:\w]):'([A-Za-z_][A-Za-z0-9_]*)'")
+_OTHER_VAR = re.compile(r"(?<![:\w]):(?:\"[^\"]*\"|[A-Za-z_][A-Za-z0-9_]*|\{)")
+_SECTION = re.compile(r"^\s*--\s*section:\s*([a-z_]+)\s*$")
+
+
+class AuditFileError(ValueError):
+    """An audit file uses psql features ctxgraph does not reproduce, or a variable it needs is unset."""
+
+
+@dataclass(frozen=True)
+class AuditStatement:
+    key: str
+    query: str  # with %(name)s placeholders
+    params: dict[str, str]
+
+
+@dataclass(frozen=True)
+class AuditResult:
+    key: str
+    columns: list[str]
+    rows: list[tuple[Any, ...]]
+
+
+def _psql_value(text: str) -> str:
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] == "'":
+        return text[1:-1].replace("''", "'")
+    return text
+
+
+def parse_audit_file(name: str, text: str, variables: Mapping[str, str]) -> list[AuditStatement]:
+    """Translate one psql audit file into parameterised statements, as psql would run them."""
+    values = dict(variables)
+    branches: list[bool] = []  # one entry per open \if: is this branch active?
+    taken: list[bool] = []
+    statements: list[AuditStatement] = []
+    key: str | None = None
+    buffer: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        where = f"{name}:{number}"
+        meta = _META.match(line)
+        if meta:
+            command, argument = meta.group(1), meta.group(2)
+            if command == "if":
+                condition = _IF_SET.match(argument)
+                if condition is None:
+                    raise AuditFileError(f"{where}: only \\if :{{?name}} is supported, not {argument!r}")
+                outer = all(branches)
+                branches.append(outer and condition.group(1) in values)
+                taken.append(branches[-1])
+            elif command == "else":
+                if not branches:
+                    raise AuditFileError(f"{where}: \\else without \\if")
+                outer = all(branches[:-1])
+                branches[-1] = outer and not taken[-1]
+            elif command == "endif":
+                if not branches:
+                    raise AuditFileError(f"{where}: \\endif without \\if")
+                branches.pop()
+                taken.pop()
+            elif command == "set" and all(branches):
+                assignment = _SET.match(argument)
+                if assignment is None:
+                    raise AuditFileError(f"{where}: cannot read \\set {argument!r}")
+                values[assignment.group(1)] = _psql_value(assignment.group(2) or "")
+            continue  # \echo, \pset, \qecho ...: presentation for psql only
+        if not all(branches):
+            continue
+        section = _SECTION.match(line)
+        if section:
+            key = section.group(1)
+            continue
+        if line.lstrip().startswith("--") or not (buffer or line.strip()):
+            continue
+        buffer.append(line)
+        if line.rstrip().endswith(";"):
+            statement = "\n".join(buffer).rstrip().rstrip(";")
+            buffer = []
+            if key is None:
+                raise AuditFileError(f"{where}: a statement without a '-- section: key' line before it")
+            statements.append(_bind(where, key, statement, values))
+            key = None
+    if branches:
+        raise AuditFileError(f"{name}: \\if without \\endif")
+    if buffer:
+        raise AuditFileError(f"{name}: the last statement has no closing ';'")
+    return statements
+
+
+def _bind(where: str, key: str, statement: str, values: Mapping[str, str]) -> AuditStatement:
+    other = _OTHER_VAR.search(_QUOTED_VAR.sub("", statement))
+    if other:
+        raise AuditFileError(f"{where}: use :'name' for psql variables, not {other.group(0)!r}")
+    params: dict[str, str] = {}
+
+    def placeholder(match: re.Match[str]) -> str:
+        name = match.group(1)
+        if name not in values:
+            raise AuditFileError(f"{where}: the psql variable {name!r} is not set (psql -v {name}=...)")
+        params[name] = values[name]
+        return f"%({name})s"
+
+    query = _QUOTED_VAR.sub(placeholder, statement.replace("%", "%%"))
+    return AuditStatement(key, query, params)
+
+
+def run_audit_file(conn: psycopg.Connection, name: str, text: str,
+                   variables: Mapping[str, str]) -> list[AuditResult]:
+    """Run one audit file's statements with its psql variables bound as parameters; return each result."""
+    results = []
+    for statement in parse_audit_file(name, text, variables):
+        cur = conn.execute(statement.query, statement.params)
+        columns = [d.name for d in cur.description or []]
+        results.append(AuditResult(statement.key, columns, list(cur.fetchall())))
+    return results

@@ -1,0 +1,110 @@
+"""Errors as the CLI user sees them: the documented exit code and one line on stderr, never a traceback."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import psycopg
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "samples" / "stig"
+
+
+def command_args(command: str, skill: str, tmp_path: Path) -> list[str]:
+    if command == "score":
+        log = tmp_path / "run.jsonl"
+        log.write_text("")
+        return ["score", "--skill", skill, "--run", "run-none", "--log", str(log), "--no-judge", "--no-embed",
+                "--quiet"]
+    if command == "load":
+        return ["load", "--skill", skill, "--tips", str(SAMPLE / "tips.jsonl"), "--log", str(SAMPLE / "run-6.jsonl")]
+    if command == "audit":
+        return ["audit", "--skill", skill]
+    return ["evaluate", "--skill", skill, "--labels", str(SAMPLE / "gold_labels.csv"), "--tips",
+            str(SAMPLE / "tips.jsonl")]
+
+
+COMMANDS = ["score", "load", "audit", "evaluate"]
+
+
+def start(args: list[str], app: str) -> subprocess.Popen:
+    env = {**os.environ, "PGAPPNAME": app, "CTXGRAPH_JUDGE_URL": ""}
+    return subprocess.Popen([sys.executable, "-m", "ctxgraph.cli", *args], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+
+
+def test_an_unknown_skill_reads_the_same_for_every_command(tmp_path: Path) -> None:
+    skill = f"nosuch_{uuid.uuid4().hex[:6]}"
+    messages = {}
+    for command in COMMANDS:
+        process = start(command_args(command, skill, tmp_path), f"ctxgraph-test-{uuid.uuid4().hex[:8]}")
+        _, err = process.communicate(timeout=300)
+        assert process.returncode == 2, (command, err)
+        lines = err.splitlines()
+        assert len(lines) == 1, (command, err)
+        prefix = f"ctxgraph {command}: "
+        assert lines[0].startswith(prefix), (command, err)
+        messages[command] = lines[0][len(prefix):]
+    assert len(set(messages.values())) == 1, messages
+    assert next(iter(messages.values())).startswith(f"unknown skill '{skill}'; registered skills: ")
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_database_failure_mid_command_exits_3_with_one_line(command: str, conn: psycopg.Connection,
+                                                              database_url: str, tmp_path: Path) -> None:
+    """The command blocks on a lock we hold on the retrieval log; then its backend is terminated."""
+    skill = f"err_{uuid.uuid4().hex[:6]}"
+    conn.execute("SELECT ctxgraph.add_skill(%s, 'graded')", (skill,))
+    conn.commit()
+    app = f"ctxgraph-test-{uuid.uuid4().hex[:8]}"
+    conn.execute("LOCK TABLE ctxgraph.tip_retrievals IN ACCESS EXCLUSIVE MODE")  # held until our rollback
+    process = start(command_args(command, skill, tmp_path), app)
+    # pg_stat_activity is a snapshot per transaction: watch it from a second, autocommit connection.
+    try:
+        with psycopg.connect(database_url, autocommit=True) as watcher:
+            pid = None
+            deadline = time.monotonic() + 120
+            while pid is None and time.monotonic() < deadline and process.poll() is None:
+                time.sleep(0.1)
+                row = watcher.execute("SELECT pid FROM pg_stat_activity WHERE application_name = %s"
+                                      " AND wait_event_type = 'Lock'", (app,)).fetchone()
+                pid = row[0] if row else None
+            if pid is None:
+                process.kill()
+            assert pid is not None, f"{command} never waited on the lock: {process.communicate(timeout=30)}"
+            assert watcher.execute("SELECT pg_terminate_backend(%s)", (pid,)).fetchone()[0]
+    finally:
+        conn.rollback()
+    out, err = process.communicate(timeout=120)
+    assert process.returncode == 3, (out, err)
+    assert "Traceback" not in err
+    lines = err.splitlines()
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"ctxgraph {command}: database error: terminating connection"), err
+
+
+def test_a_schema_without_an_object_exits_3_not_a_traceback(conn: psycopg.Connection, database_url: str,
+                                                            tmp_path: Path) -> None:
+    """An audit against a database whose ctxgraph schema lacks a view the files read."""
+    skill = f"err_{uuid.uuid4().hex[:6]}"
+    conn.execute("SELECT ctxgraph.add_skill(%s, 'graded')", (skill,))
+    conn.commit()
+    # The files schema-qualify every name, so the view is hidden by a committed rename (an uncommitted one
+    # would only make the CLI wait on our lock), and renamed back whatever happens.
+    conn.execute("ALTER VIEW ctxgraph.follow_anomalies RENAME TO follow_anomalies_hidden_by_test")
+    conn.commit()
+    try:
+        process = start(["audit", "--skill", skill], f"ctxgraph-test-{uuid.uuid4().hex[:8]}")
+        out, err = process.communicate(timeout=300)
+    finally:
+        conn.execute("ALTER VIEW ctxgraph.follow_anomalies_hidden_by_test RENAME TO follow_anomalies")
+        conn.commit()
+    assert process.returncode == 3, (out, err)
+    assert err.splitlines() == [
+        'ctxgraph audit: database error: relation "ctxgraph.follow_anomalies" does not exist (SQLSTATE 42P01)']

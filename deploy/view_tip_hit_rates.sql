@@ -1,10 +1,11 @@
 -- Deploy ctxgraph:view_tip_hit_rates to pg
--- requires: view_tip_hit_rates@v0.3.0
--- requires: function_follow_weight
+-- requires: view_tip_hit_rates@v0.4.0
+-- requires: table_tip_effects
 
--- Rework: coefficients read through ctxgraph.param(), once per query (an uncorrelated scalar
--- subquery), so a missing parameter row raises instead of silently emptying or nulling the view.
--- Same columns, replaced in place.
+-- Rework: the ranker's view gains each tip's effect when followed and its bounds
+-- (ctxgraph.tip_effects, refitted at the end of every scoring pass), appended after the released
+-- columns; hit_rate and outcome_hit_rate keep the ADR's meaning. The per-skill projections are
+-- recreated so that they carry the new columns.
 BEGIN;
 
 CREATE OR REPLACE VIEW ctxgraph.tip_hit_rates AS
@@ -23,8 +24,23 @@ SELECT t.skill,
            AS utility_lower_bound,
        s.last_retrieved_at,
        t.retired_at IS NOT NULL AS retired,
-       t.retired_at
+       t.retired_at,
+       e.effect,
+       e.lower_bound AS effect_lower_bound,
+       e.upper_bound AS effect_upper_bound
   FROM ctxgraph.tips AS t
-  LEFT JOIN ctxgraph.tip_stats AS s ON s.skill = t.skill AND s.tip_id = t.id;
+  LEFT JOIN ctxgraph.tip_stats AS s ON s.skill = t.skill AND s.tip_id = t.id
+  LEFT JOIN ctxgraph.tip_effects AS e ON e.skill = t.skill AND e.tip_id = t.id;
+
+COMMENT ON COLUMN ctxgraph.tip_hit_rates.effect IS 'Effect on the attempt''s graded outcome when the tip is followed, co-followed tips and the rule''s difficulty explained away (ctxgraph.tip_effects); NULL without evidence.';
+COMMENT ON COLUMN ctxgraph.tip_hit_rates.effect_lower_bound IS 'Lower bound of the effect (effects.bound_z).';
+COMMENT ON COLUMN ctxgraph.tip_hit_rates.effect_upper_bound IS 'Upper bound of the effect: below effects.harmful_below the tip is harmful when followed.';
+
+DO $$
+BEGIN
+    PERFORM ctxgraph.unexpose_skill_view('tip_hit_rates');
+    PERFORM ctxgraph.expose_skill_view('tip_hit_rates');
+END
+$$;
 
 COMMIT;

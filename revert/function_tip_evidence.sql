@@ -1,9 +1,14 @@
 -- Revert ctxgraph:function_tip_evidence from pg
 
--- Back to the definition released at @v0.3.0, replaced in place.
+-- Back to tip_evidence and eviction_candidates as released at @v0.4.0 (no effect columns,
+-- baseline and harm criteria), then drop the parameter this rework added.
 BEGIN;
 
-CREATE OR REPLACE FUNCTION ctxgraph.tip_evidence(skill text, as_of timestamptz DEFAULT now())
+DO $$ BEGIN PERFORM ctxgraph.unexpose_skill_view('eviction_candidates'); END $$;
+DROP VIEW ctxgraph.eviction_candidates;
+DROP FUNCTION ctxgraph.tip_evidence(text, timestamptz);
+
+CREATE FUNCTION ctxgraph.tip_evidence(skill text, as_of timestamptz DEFAULT now())
 RETURNS TABLE (
     tip_id              bigint,
     rule_id             text,
@@ -26,33 +31,32 @@ LANGUAGE sql STABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, ctxgraph, pg_temp
 AS $$
-WITH params AS (
-    SELECT max(p.value) FILTER (WHERE p.name = 'eviction.min_attempts') AS min_attempts,
-           max(p.value) FILTER (WHERE p.name = 'eviction.min_runs') AS min_runs,
-           max(p.value) FILTER (WHERE p.name = 'eviction.min_followed_attempts') AS min_followed,
-           max(p.value) FILTER (WHERE p.name = 'eviction.bound_z') AS z,
-           max(p.value) FILTER (WHERE p.name = 'eviction.min_shortfall') AS min_shortfall,
-           max(p.value) FILTER (WHERE p.name = 'eviction.min_harm_attempts') AS min_harm,
-           max(p.value) FILTER (WHERE p.name = 'eviction.min_harm_excess') AS min_harm_excess
-      FROM ctxgraph.parameters AS p
+WITH params AS MATERIALIZED (
+    -- ctxgraph.param raises on a missing row: eviction never runs on a silent NULL threshold.
+    -- Materialized, so every threshold is read (and checked) once per call.
+    SELECT ctxgraph.param('eviction.min_attempts') AS min_attempts,
+           ctxgraph.param('eviction.min_runs') AS min_runs,
+           ctxgraph.param('eviction.min_followed_attempts') AS min_followed,
+           ctxgraph.param('eviction.bound_z') AS z,
+           ctxgraph.param('eviction.min_shortfall') AS min_shortfall,
+           ctxgraph.param('eviction.min_harm_attempts') AS min_harm,
+           ctxgraph.param('eviction.min_harm_excess') AS min_harm_excess
 ),
 all_units AS (
-    -- One row per (tip, attempt) with a known outcome up to as_of.
-    SELECT r.tip_id,
-           coalesce(r.attempt_id, -r.id) AS attempt_key,
-           min(r.run_id) AS run_id,
-           min(r.rule_id) AS rule_id,
-           max(r.retrieved_at) AS retrieved_at,
-           avg(r.outcome_value * coalesce(r.outcome_confidence, 1.0)) AS outcome,
-           avg(ctxgraph.follow_weight(r.tip_followed_llm, r.tip_followed_emb)) AS weight,
-           bool_or(coalesce(fm.is_harm, r.outcome_value < 0)) AS harmful
-      FROM ctxgraph.tip_retrievals AS r
-      LEFT JOIN ctxgraph.attempts AS a ON a.skill = r.skill AND a.id = r.attempt_id
-      LEFT JOIN ctxgraph.failure_modes AS fm ON fm.name = a.failure_mode
-     WHERE r.skill = tip_evidence.skill
-       AND r.outcome_value IS NOT NULL
-       AND r.retrieved_at <= tip_evidence.as_of
-     GROUP BY r.tip_id, coalesce(r.attempt_id, -r.id)
+    -- One row per (tip, attempt) with a known outcome up to as_of, from the one per-retrieval
+    -- definition of credit, follow weight and harm.
+    SELECT s.tip_id,
+           s.attempt_key,
+           min(s.run_id) AS run_id,
+           min(s.rule_id) AS rule_id,
+           max(s.retrieved_at) AS retrieved_at,
+           avg(s.credit) AS outcome,
+           avg(s.follow_weight) AS weight,
+           bool_or(s.harmful) AS harmful
+      FROM ctxgraph.scored_retrievals AS s
+     WHERE s.skill = tip_evidence.skill
+       AND s.retrieved_at <= tip_evidence.as_of
+     GROUP BY s.tip_id, s.attempt_key
 ),
 rule_attempts AS (
     -- Each attempt at each rule once: the population the baselines come from.
@@ -159,6 +163,56 @@ SELECT v.tip_id, v.rule_id, v.attempts, v.runs, v.followed_n, v.followed_outcome
  ORDER BY v.tip_id
 $$;
 
-DO $$ BEGIN PERFORM ctxgraph._revoke('EXECUTE ON FUNCTION ctxgraph.tip_evidence(text, timestamptz)', '{ranker}'); END $$;
+COMMENT ON FUNCTION ctxgraph.tip_evidence(text, timestamptz) IS
+    'Per tip of a skill, as of an instant: attempts, runs, follow-weighted outcome and its upper bound, the rules'' own baseline, the shortfall''s lower bound, harm, and the eviction reason (NULL when the evidence does not justify retiring).';
+
+REVOKE ALL ON FUNCTION ctxgraph.tip_evidence(text, timestamptz) FROM PUBLIC;
+DO $$ BEGIN PERFORM ctxgraph._grant('EXECUTE ON FUNCTION ctxgraph.tip_evidence(text, timestamptz)', '{writer,ranker,analyst}'); END $$;
+
+CREATE VIEW ctxgraph.eviction_candidates AS
+SELECT s.name AS skill,
+       e.tip_id,
+       e.rule_id,
+       t.body,
+       e.reason,
+       e.attempts,
+       e.runs,
+       e.followed_attempts,
+       e.followed_outcome,
+       e.outcome_upper_bound,
+       e.rule_baseline,
+       e.shortfall_lower_bound,
+       e.harm_attempts,
+       e.harm_share,
+       e.baseline_harm_share
+  FROM ctxgraph.skills AS s
+ CROSS JOIN LATERAL ctxgraph.tip_evidence(s.name, now()) AS e
+  JOIN ctxgraph.tips AS t ON t.skill = s.name AND t.id = e.tip_id
+ WHERE e.reason IS NOT NULL
+   AND NOT e.retired;
+
+COMMENT ON VIEW ctxgraph.eviction_candidates IS
+    'Active tips whose evidence (ctxgraph.tip_evidence at now()) justifies retiring them: what ctxgraph.evict_tips would retire.';
+COMMENT ON COLUMN ctxgraph.eviction_candidates.skill IS 'The skill.';
+COMMENT ON COLUMN ctxgraph.eviction_candidates.tip_id IS 'The tip.';
+COMMENT ON COLUMN ctxgraph.eviction_candidates.rule_id IS 'The rule the tip was learned on.';
+COMMENT ON COLUMN ctxgraph.eviction_candidates.body IS 'The tip text.';
+COMMENT ON COLUMN ctxgraph.eviction_candidates.reason IS 'Why it would be retired.';
+COMMENT ON COLUMN ctxgraph.eviction_candidates.attempts IS 'Distinct scored attempts (the unit of evidence).';
+COMMENT ON COLUMN ctxgraph.eviction_candidates.runs IS 'Distinct runs of those attempts.';
+COMMENT ON COLUMN ctxgraph.eviction_candidates.followed_attempts IS 'Follow-weighted attempts: the sum of follow weights.';
+COMMENT ON COLUMN ctxgraph.eviction_candidates.followed_outcome IS 'Follow-weighted mean outcome of the tip''s attempts.';
+COMMENT ON COLUMN ctxgraph.eviction_candidates.outcome_upper_bound IS 'Wilson upper bound of followed_outcome (z = eviction.bound_z).';
+COMMENT ON COLUMN ctxgraph.eviction_candidates.rule_baseline IS 'Mean outcome of the same rules'' attempts that did not follow the tip.';
+COMMENT ON COLUMN ctxgraph.eviction_candidates.shortfall_lower_bound IS 'rule_baseline - outcome_upper_bound: how much worse following the tip does, at least.';
+COMMENT ON COLUMN ctxgraph.eviction_candidates.harm_attempts IS 'Follow-weighted attempts that broke the system.';
+COMMENT ON COLUMN ctxgraph.eviction_candidates.harm_share IS 'harm_attempts / followed_attempts.';
+COMMENT ON COLUMN ctxgraph.eviction_candidates.baseline_harm_share IS 'Share of the rules'' other attempts that broke the system.';
+
+DO $$ BEGIN PERFORM ctxgraph._grant('SELECT ON ctxgraph.eviction_candidates', '{ranker,analyst}'); END $$;
+
+DO $$ BEGIN PERFORM ctxgraph.expose_skill_view('eviction_candidates'); END $$;
+
+DELETE FROM ctxgraph.parameters WHERE name = 'eviction.max_effect_upper';
 
 COMMIT;

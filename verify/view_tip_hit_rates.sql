@@ -29,3 +29,10 @@ BEGIN
 EXCEPTION WHEN invalid_parameter_value THEN NULL;
 END
 $$;
+-- The effect columns (this rework) are the fitted effects'.
+SELECT effect, effect_lower_bound, effect_upper_bound FROM ctxgraph.tip_hit_rates WHERE FALSE;
+SELECT tip_id, hit_rate, effect, effect_lower_bound, effect_upper_bound FROM stig.tip_hit_rates WHERE FALSE;
+SELECT 1 / (count(*) = 0)::int
+  FROM ctxgraph.tip_hit_rates AS h
+  JOIN ctxgraph.tip_effects AS e ON e.skill = h.skill AND e.tip_id = h.tip_id
+ WHERE h.effect IS DISTINCT FROM e.effect OR h.effect_upper_bound IS DISTINCT FROM e.upper_bound;

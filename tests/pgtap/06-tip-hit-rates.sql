@@ -6,20 +6,20 @@
 -- Ids come from shared sequences, so they are captured with \gset and used as :name. Floating
 -- values are compared after round(..., 6) (hand-checked rows) or round(..., 10) (the reference).
 BEGIN;
-SELECT plan(72);
+SELECT plan(78);
 
 -- ---------------------------------------------------------------------------------------------
--- Contract (29): columns and types of ctxgraph.tip_hit_rates and its stig projection.
+-- Contract (35): columns and types of ctxgraph.tip_hit_rates and its stig projection.
 -- ---------------------------------------------------------------------------------------------
 SELECT columns_are('ctxgraph', 'tip_hit_rates',
                    ARRAY['skill', 'tip_id', 'rule_id', 'retrievals', 'scored', 'attempts', 'outcome_hit_rate',
                          'hit_rate', 'follow_rate', 'harm', 'utility_lower_bound', 'last_retrieved_at',
-                         'retired', 'retired_at'],
+                         'retired', 'retired_at', 'effect', 'effect_lower_bound', 'effect_upper_bound'],
                    'ctxgraph.tip_hit_rates has exactly the contract''s columns');
 SELECT columns_are('stig', 'tip_hit_rates',
                    ARRAY['tip_id', 'rule_id', 'retrievals', 'scored', 'attempts', 'outcome_hit_rate',
                          'hit_rate', 'follow_rate', 'harm', 'utility_lower_bound', 'last_retrieved_at',
-                         'retired', 'retired_at'],
+                         'retired', 'retired_at', 'effect', 'effect_lower_bound', 'effect_upper_bound'],
                    'stig.tip_hit_rates has the same columns but skill');
 
 CREATE TEMP TABLE expected_types (column_name name, type_name text, ord serial);
@@ -28,7 +28,8 @@ INSERT INTO expected_types (column_name, type_name) VALUES
     ('scored', 'bigint'), ('attempts', 'bigint'), ('outcome_hit_rate', 'double precision'),
     ('hit_rate', 'double precision'), ('follow_rate', 'double precision'), ('harm', 'bigint'),
     ('utility_lower_bound', 'double precision'), ('last_retrieved_at', 'timestamp with time zone'),
-    ('retired', 'boolean'), ('retired_at', 'timestamp with time zone');
+    ('retired', 'boolean'), ('retired_at', 'timestamp with time zone'), ('effect', 'double precision'),
+    ('effect_lower_bound', 'double precision'), ('effect_upper_bound', 'double precision');
 
 SELECT col_type_is(s, 'tip_hit_rates', e.column_name, e.type_name,
                    format('%s.tip_hit_rates.%s is %s', s, e.column_name, e.type_name))
@@ -367,12 +368,14 @@ SELECT is_empty(format('SELECT 1 FROM cve.tip_hit_rates WHERE tip_id IN (%s, %s)
                 'stig tips never appear in cve.tip_hit_rates');
 SELECT set_eq($$SELECT * FROM stig.tip_hit_rates$$,
               $$SELECT tip_id, rule_id, retrievals, scored, attempts, outcome_hit_rate, hit_rate, follow_rate, harm,
-                       utility_lower_bound, last_retrieved_at, retired, retired_at
+                       utility_lower_bound, last_retrieved_at, retired, retired_at, effect, effect_lower_bound,
+                       effect_upper_bound
                   FROM ctxgraph.tip_hit_rates WHERE skill = 'stig'$$,
               'stig.tip_hit_rates is exactly ctxgraph.tip_hit_rates filtered to stig');
 SELECT set_eq($$SELECT * FROM cve.tip_hit_rates$$,
               $$SELECT tip_id, rule_id, retrievals, scored, attempts, outcome_hit_rate, hit_rate, follow_rate, harm,
-                       utility_lower_bound, last_retrieved_at, retired, retired_at
+                       utility_lower_bound, last_retrieved_at, retired, retired_at, effect, effect_lower_bound,
+                       effect_upper_bound
                   FROM ctxgraph.tip_hit_rates WHERE skill = 'cve'$$,
               'cve.tip_hit_rates is exactly ctxgraph.tip_hit_rates filtered to cve');
 SELECT is_empty($$SELECT 1 FROM ctxgraph.tip_stats WHERE skill = 'stig' AND tip_id IN (SELECT id FROM cve.tips)$$,

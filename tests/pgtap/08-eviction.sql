@@ -1,7 +1,8 @@
 -- Eviction: the ADR-0019 witness (run 7's cryptography collapse) and the rules in the header of
--- deploy/function_tip_evidence.sql: evidence counted by attempts, compared with the rule's own
--- baseline, small samples judged by a Wilson bound, harm as its own criterion, dry run first,
--- reversible, and only evidence up to as_of.
+-- deploy/function_tip_evidence.sql: evidence counted by attempts, a tip retired on its own effect
+-- when followed (ctxgraph.tip_effects: co-followed tips and the rule's difficulty explained away),
+-- with minimum support, harm with less support, dry run first, reversible, and only evidence up to
+-- as_of. The baseline and Wilson columns stay as evidence and are checked by hand.
 --
 -- Instants: runs 4..7 happen on 2026-11-04 .. 2026-11-07; "before run 7" is 2026-11-06 23:59:59,
 -- "after run 7" is 2026-11-08 00:00:00. evict_tips always gets its as_of explicitly; the
@@ -130,8 +131,11 @@ SELECT results_eq(
 -- The evidence after run 7 (8), by hand. W1: 6 attempts in 4 runs; followed in the 3 run-7
 -- attempts (weight 1 each), all 0.0 -> followed outcome 0, Wilson upper bound at z = 1, n = 3:
 -- 1 / (3 + 1) = 0.25. Rule baseline: the rule's attempts without W1 followed = the 3 passes
--- (1.0) -> 1.0. Shortfall lower bound 1.0 - 0.25 = 0.75 >= 0.2 -> low utility.
+-- (1.0) -> 1.0. Shortfall lower bound 1.0 - 0.25 = 0.75. The five witness tips were always
+-- retrieved and followed together: one column of the effects fit, one shared, clearly harmful
+-- effect (the scoring pass refits the effects; here the test does, as of after run 7).
 -- ---------------------------------------------------------------------------------------------
+SELECT ctxgraph.refresh_tip_effects('stig', '2026-11-08 00:00:00+00') AS fitted_tips \gset
 SELECT results_eq(
     format($$SELECT attempts, runs, round(followed_attempts::numeric, 6), round(followed_outcome::numeric, 6),
                     round(outcome_upper_bound::numeric, 6), round(baseline_attempts::numeric, 6),
@@ -139,10 +143,10 @@ SELECT results_eq(
                FROM ctxgraph.tip_evidence('stig', '2026-11-08 00:00:00+00') WHERE tip_id = %s$$, :w1),
     $$VALUES (6::bigint, 4::bigint, 3.0, 0.0, 0.25, 3.0, 1.0, 0.75, false)$$,
     'W1 after run 7: 6 attempts, 4 runs, followed 3 with outcome 0 (upper bound 0.25), baseline 1.0, shortfall 0.75');
-SELECT ok((SELECT bool_and(reason LIKE 'low follow-weighted utility%')
+SELECT ok((SELECT bool_and(reason LIKE 'harmful when followed: %, always followed together with 4 other tips')
              FROM ctxgraph.tip_evidence('stig', '2026-11-08 00:00:00+00')
             WHERE tip_id IN (:w1, :w2, :w3, :w4, :w5)),
-          'all five witness tips have a low-utility reason');
+          'all five witness tips, always followed together, are harmful when followed (one shared effect)');
 -- X: one ignored pass and one followed failure. Followed outcome 0 over 1 attempt: upper bound
 -- 1/2, baseline 1.0, shortfall 0.5: the same story, but 2 attempts (< 3) and 1 followed (< 3).
 SELECT results_eq(
@@ -193,10 +197,10 @@ SELECT matches(coalesce((SELECT reason FROM ctxgraph.tip_evidence('stig', '2026-
 -- ---------------------------------------------------------------------------------------------
 SELECT set_eq(
     format($$SELECT tip_id, split_part(reason, ':', 1) FROM stig.eviction_candidates WHERE tip_id <> %s$$, :ha),
-    format($$VALUES (%s::bigint, 'low follow-weighted utility'), (%s, 'low follow-weighted utility'),
-                    (%s, 'low follow-weighted utility'), (%s, 'low follow-weighted utility'),
-                    (%s, 'low follow-weighted utility'), (%s, 'harm')$$, :w1, :w2, :w3, :w4, :w5, :h),
-    'after run 7: eviction_candidates lists the five witness tips (low utility) and H (harm), nothing else');
+    format($$VALUES (%s::bigint, 'harmful when followed'), (%s, 'harmful when followed'),
+                    (%s, 'harmful when followed'), (%s, 'harmful when followed'),
+                    (%s, 'harmful when followed'), (%s, 'harm')$$, :w1, :w2, :w3, :w4, :w5, :h),
+    'after run 7: eviction_candidates lists the five witness tips (harmful when followed) and H (harm), nothing else');
 SELECT is_empty(
     format($$SELECT 1 FROM stig.eviction_candidates WHERE tip_id IN (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)$$,
            :x, :u, :v, :g, :f, :p1, :p2, :p3, :p4, :p5),
@@ -213,11 +217,11 @@ SELECT results_eq(
     format($$SELECT tip_id, split_part(reason, ':', 1), round(followed_attempts::numeric, 6), round(followed_outcome::numeric, 6),
                     round(rule_baseline::numeric, 6), retired
                FROM ctxgraph.evict_tips('stig', as_of => '2026-11-08 00:00:00+00') WHERE tip_id <> %s ORDER BY tip_id$$, :ha),
-    format($$VALUES (%s::bigint, 'low follow-weighted utility', 3.0, 0.0, 1.0, false),
-                    (%s, 'low follow-weighted utility', 3.0, 0.0, 1.0, false),
-                    (%s, 'low follow-weighted utility', 3.0, 0.0, 1.0, false),
-                    (%s, 'low follow-weighted utility', 3.0, 0.0, 1.0, false),
-                    (%s, 'low follow-weighted utility', 3.0, 0.0, 1.0, false),
+    format($$VALUES (%s::bigint, 'harmful when followed', 3.0, 0.0, 1.0, false),
+                    (%s, 'harmful when followed', 3.0, 0.0, 1.0, false),
+                    (%s, 'harmful when followed', 3.0, 0.0, 1.0, false),
+                    (%s, 'harmful when followed', 3.0, 0.0, 1.0, false),
+                    (%s, 'harmful when followed', 3.0, 0.0, 1.0, false),
                     (%s, 'harm', 2.0, -0.2, 0.9, false)$$, :w1, :w2, :w3, :w4, :w5, :h),
     'evict_tips dry run (default) returns what it would retire, retired = false (H''s baseline: G''s passes 1.0, 0.8, 0.8 and run-6''s 1.0 -> 0.9)');
 SELECT is((SELECT count(*) FROM stig.tips WHERE retired_at IS NOT NULL), 0::bigint,
@@ -244,11 +248,11 @@ SELECT set_eq(format($$SELECT id, retired_at FROM stig.tips WHERE retired_at IS 
                      :w1, :w2, :w3, :w4, :w5, :h),
               'retired_at is the as_of instant, on exactly those tips');
 SELECT set_eq(format($$SELECT skill, tip_id, retired_at, split_part(reason, ':', 1), restored_at FROM ctxgraph.tip_evictions WHERE tip_id <> %s$$, :ha),
-              format($$VALUES ('stig', %s::bigint, '2026-11-08 00:00:00+00'::timestamptz, 'low follow-weighted utility', NULL::timestamptz),
-                              ('stig', %s, '2026-11-08 00:00:00+00', 'low follow-weighted utility', NULL),
-                              ('stig', %s, '2026-11-08 00:00:00+00', 'low follow-weighted utility', NULL),
-                              ('stig', %s, '2026-11-08 00:00:00+00', 'low follow-weighted utility', NULL),
-                              ('stig', %s, '2026-11-08 00:00:00+00', 'low follow-weighted utility', NULL),
+              format($$VALUES ('stig', %s::bigint, '2026-11-08 00:00:00+00'::timestamptz, 'harmful when followed', NULL::timestamptz),
+                              ('stig', %s, '2026-11-08 00:00:00+00', 'harmful when followed', NULL),
+                              ('stig', %s, '2026-11-08 00:00:00+00', 'harmful when followed', NULL),
+                              ('stig', %s, '2026-11-08 00:00:00+00', 'harmful when followed', NULL),
+                              ('stig', %s, '2026-11-08 00:00:00+00', 'harmful when followed', NULL),
                               ('stig', %s, '2026-11-08 00:00:00+00', 'harm', NULL)$$,
                      :w1, :w2, :w3, :w4, :w5, :h),
               'tip_evictions has one row per retired tip with its reason');

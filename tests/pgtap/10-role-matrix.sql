@@ -7,7 +7,7 @@
 -- against the catalog; then real attempts with SET LOCAL ROLE. Needs pgTAP, the fixtures of
 -- tests/fixtures/factories.sql, and a superuser (or CREATEROLE) session.
 BEGIN;
-SELECT plan(511);
+SELECT plan(529);
 
 CREATE ROLE ctxgraph_roles_probe NOLOGIN;
 -- ---------------------------------------------------------------------------------------------
@@ -74,6 +74,9 @@ SELECT set_eq(
                  ('view', 'ctxgraph.tip_hit_rates'),
                  ('view', 'stig.tip_hit_rates'),
                  ('view', 'cve.tip_hit_rates'),
+                 ('view', 'ctxgraph.harmful_when_followed'),
+                 ('view', 'stig.harmful_when_followed'),
+                 ('view', 'cve.harmful_when_followed'),
                  ('view', 'ctxgraph.scored_retrievals'),
                  ('view', 'stig.scored_retrievals'),
                  ('view', 'cve.scored_retrievals'),
@@ -163,7 +166,7 @@ SELECT schema_privs_are('cve', 'ctxgraph_roles_probe', '{}'::name[],
                         'PUBLIC (a role with no grants) has no privileges on schema cve');
 
 -- ---------------------------------------------------------------------------------------------
--- Relations (275): table-level privileges of each role, both ways
+-- Relations (290): table-level privileges of each role, both ways
 -- (SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER; USAGE, SELECT, UPDATE on
 -- sequences).
 -- ---------------------------------------------------------------------------------------------
@@ -477,6 +480,36 @@ SELECT table_privs_are('cve', 'tip_hit_rates', 'ctxgraph_analyst', ARRAY['SELECT
                        'ctxgraph_analyst has exactly {SELECT} on view cve.tip_hit_rates');
 SELECT table_privs_are('cve', 'tip_hit_rates', 'ctxgraph_roles_probe', '{}'::name[],
                        'PUBLIC (a role with no grants) has no privileges on view cve.tip_hit_rates');
+SELECT table_privs_are('ctxgraph', 'harmful_when_followed', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on view ctxgraph.harmful_when_followed');
+SELECT table_privs_are('ctxgraph', 'harmful_when_followed', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on view ctxgraph.harmful_when_followed');
+SELECT table_privs_are('ctxgraph', 'harmful_when_followed', 'ctxgraph_ranker', ARRAY['SELECT']::name[],
+                       'ctxgraph_ranker has exactly {SELECT} on view ctxgraph.harmful_when_followed');
+SELECT table_privs_are('ctxgraph', 'harmful_when_followed', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on view ctxgraph.harmful_when_followed');
+SELECT table_privs_are('ctxgraph', 'harmful_when_followed', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on view ctxgraph.harmful_when_followed');
+SELECT table_privs_are('stig', 'harmful_when_followed', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on view stig.harmful_when_followed');
+SELECT table_privs_are('stig', 'harmful_when_followed', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on view stig.harmful_when_followed');
+SELECT table_privs_are('stig', 'harmful_when_followed', 'ctxgraph_ranker', ARRAY['SELECT']::name[],
+                       'ctxgraph_ranker has exactly {SELECT} on view stig.harmful_when_followed');
+SELECT table_privs_are('stig', 'harmful_when_followed', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on view stig.harmful_when_followed');
+SELECT table_privs_are('stig', 'harmful_when_followed', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on view stig.harmful_when_followed');
+SELECT table_privs_are('cve', 'harmful_when_followed', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on view cve.harmful_when_followed');
+SELECT table_privs_are('cve', 'harmful_when_followed', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on view cve.harmful_when_followed');
+SELECT table_privs_are('cve', 'harmful_when_followed', 'ctxgraph_ranker', ARRAY['SELECT']::name[],
+                       'ctxgraph_ranker has exactly {SELECT} on view cve.harmful_when_followed');
+SELECT table_privs_are('cve', 'harmful_when_followed', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on view cve.harmful_when_followed');
+SELECT table_privs_are('cve', 'harmful_when_followed', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on view cve.harmful_when_followed');
 SELECT table_privs_are('ctxgraph', 'scored_retrievals', 'ctxgraph_writer', '{}'::name[],
                        'ctxgraph_writer has no privileges on view ctxgraph.scored_retrievals');
 SELECT table_privs_are('ctxgraph', 'scored_retrievals', 'ctxgraph_scorer', '{}'::name[],
@@ -719,7 +752,7 @@ SELECT table_privs_are('cve', 'scoring_null_reasons', 'ctxgraph_roles_probe', '{
                        'PUBLIC (a role with no grants) has no privileges on view cve.scoring_null_reasons');
 
 -- ---------------------------------------------------------------------------------------------
--- Column privileges (51): per table and view, every column privilege a role holds
+-- Column privileges (54): per table and view, every column privilege a role holds
 -- beyond its table-level privileges (what a column GRANT adds), all roles at once, both ways.
 -- ---------------------------------------------------------------------------------------------
 SELECT is(ARRAY(SELECT s.v FROM (
@@ -1073,6 +1106,45 @@ SELECT is(ARRAY(SELECT s.v FROM (
                   ORDER BY s.v COLLATE "C"),
           '{}'::text[],
           'column grants on cve.tip_hit_rates: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('ctxgraph.harmful_when_followed')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on ctxgraph.harmful_when_followed: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('stig.harmful_when_followed')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on stig.harmful_when_followed: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('cve.harmful_when_followed')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on cve.harmful_when_followed: none');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)
@@ -1928,6 +2000,9 @@ BEGIN
                                'ctxgraph.tip_hit_rates',
                                'stig.tip_hit_rates',
                                'cve.tip_hit_rates',
+                               'ctxgraph.harmful_when_followed',
+                               'stig.harmful_when_followed',
+                               'cve.harmful_when_followed',
                                'ctxgraph.scored_retrievals',
                                'stig.scored_retrievals',
                                'cve.scored_retrievals',
@@ -1951,7 +2026,7 @@ BEGIN
     END IF;
 END
 $do$$sql$,
-                'ctxgraph_ranker: reads each of the 23 tables and views the matrix grants it SELECT on');
+                'ctxgraph_ranker: reads each of the 26 tables and views the matrix grants it SELECT on');
 SELECT lives_ok($$SELECT * FROM ctxgraph.rule_ranking('stig', 'V-roles-1')$$,
                 'ctxgraph_ranker: runs ctxgraph.rule_ranking, the README''s before/after query');
 SELECT lives_ok($$SELECT * FROM ctxgraph.tip_evidence('stig', '2026-12-01 00:00:00+00')$$,
@@ -2092,6 +2167,9 @@ BEGIN
                                'ctxgraph.tip_hit_rates',
                                'stig.tip_hit_rates',
                                'cve.tip_hit_rates',
+                               'ctxgraph.harmful_when_followed',
+                               'stig.harmful_when_followed',
+                               'cve.harmful_when_followed',
                                'ctxgraph.scored_retrievals',
                                'stig.scored_retrievals',
                                'cve.scored_retrievals',
@@ -2127,7 +2205,7 @@ BEGIN
     END IF;
 END
 $do$$sql$,
-                'ctxgraph_analyst: reads each of the 51 tables and views the matrix grants it SELECT on');
+                'ctxgraph_analyst: reads each of the 54 tables and views the matrix grants it SELECT on');
 SELECT lives_ok(format($$SELECT * FROM ctxgraph.follow_label_metrics('stig', ARRAY(SELECT id FROM stig.tip_retrievals WHERE attempt_id = %2$s), ARRAY[true])$$, :roles_tip, :roles_attempt),
                 'ctxgraph_analyst: runs ctxgraph.follow_label_metrics');
 SELECT throws_ok(format($$UPDATE stig.tips SET body = 'rewritten' WHERE id = %1$s$$, :roles_tip, :roles_attempt),

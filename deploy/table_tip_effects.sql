@@ -165,6 +165,10 @@ BEGIN
     IF refresh_tip_effects.as_of IS NULL THEN
         RAISE EXCEPTION 'ctxgraph: refresh_tip_effects needs as_of' USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    -- One fit per skill at a time: two passes ending together would otherwise both replace the
+    -- skill's rows. The second waits, then refits on what the first committed.
+    PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('ctxgraph.refresh_tip_effects'),
+                                             pg_catalog.hashtext(refresh_tip_effects.skill));
     IF lambda <= 0 THEN
         RAISE EXCEPTION 'ctxgraph: effects.ridge_lambda must be positive, got %', lambda USING ERRCODE = 'invalid_parameter_value';
     END IF;

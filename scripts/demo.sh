@@ -38,7 +38,7 @@ banner "1. run-6: load through the write path, then score (the end-of-run pass)"
 "$ctxgraph" score --skill stig --run run-6 --log "$sample/run-6.jsonl" --quiet
 
 banner "2. after run-6: what the ranker believes about the cryptography rule"
-"$ctxgraph" audit --skill stig --rule "$rule" --only ranking,misleading
+"$ctxgraph" audit --skill stig --rule "$rule" --only ranking,misleading,harmful_when_followed
 
 banner "3. run-7 (the more obedient Worker): load, then score"
 "$ctxgraph" load --skill stig --tips "$sample/tips.jsonl" --log "$sample/run-7.jsonl"
@@ -89,7 +89,7 @@ for run in run-6 run-7; do
 done
 echo
 echo "after run-7, with the judge:"
-"$ctxgraph" audit --skill stig --rule "$rule" --only ranking,misleading,eviction,agreement --top 8 \
+"$ctxgraph" audit --skill stig --rule "$rule" --only ranking,misleading,harmful_when_followed,eviction,agreement --top 8 \
   --html "$out/audit-judged.html"
 "$ctxgraph" evaluate --skill stig --labels "$sample/gold_labels.csv" --tips "$sample/tips.jsonl"
 

@@ -121,11 +121,13 @@ def test_an_installed_wheel_carries_the_audit_files_and_prompts(tmp_path: Path) 
 def test_psql_variables_are_bound_never_pasted(conn: psycopg.Connection) -> None:
     hostile = "stig' OR 'x' = 'x"
     text = (AUDIT / "04_misleading_tips.sql").read_text(encoding="utf-8")
-    (statement,) = store.parse_audit_file("04", text, {"skill": hostile})
-    assert "%(skill)s" in statement.query and hostile not in statement.query
-    assert statement.params == {"skill": hostile}
-    (result,) = store.run_audit_file(conn, "04", text, {"skill": hostile})
-    assert result.rows == []  # the whole string is one skill name that matches nothing
+    statements = store.parse_audit_file("04", text, {"skill": hostile})
+    assert len(statements) == 2  # misleading_tips and harmful_when_followed
+    for statement in statements:
+        assert "%(skill)s" in statement.query and hostile not in statement.query
+        assert statement.params == {"skill": hostile}
+    for result in store.run_audit_file(conn, "04", text, {"skill": hostile}):
+        assert result.rows == []  # the whole string is one skill name that matches nothing
     conn.rollback()
 
 

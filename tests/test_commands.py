@@ -87,7 +87,8 @@ def test_audit_prints_every_section_and_the_rule_ranking(sample_skill: str) -> N
     result = ctxgraph("audit", "--skill", sample_skill, "--rule", RULE, "--top", "5")
     assert result.returncode == 0, result.stderr
     for title in ("Overview: coverage per run", "Why follow columns are NULL", f"Ranker order for {RULE}",
-                  "Top tips", "Bottom tips", "Misleading tips", "Harmful tips", "Eviction preview",
+                  "Top tips", "Bottom tips", "Misleading tips", "Harmful when followed",
+                  "Followed while the system broke", "Eviction preview",
                   "Judge / embedding agreement", "Anomalies"):
         assert title in result.stdout
     assert "judge_not_configured" not in result.stdout  # --no-judge: disabled, not unconfigured

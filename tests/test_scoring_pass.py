@@ -79,8 +79,15 @@ def test_embedding_leg_alone_scores_every_row_once(conn, seed):
                           ([t for a in run.attempts for t in a.tip_ids],)).fetchone()[0]
     assert stored == 3
     assert set(statuses(conn, run.retrieval_ids).values()) == {("judge_disabled", "computed")}
+    # the pass ends by refitting the tip effects on the new follow weights
+    tips = [t for a in run.attempts for t in a.tip_ids]
+    assert summary.effects_fitted is not None and summary.effects_fitted >= len(set(tips))
+    fitted = conn.execute("SELECT count(*) FROM stig.tip_hit_rates WHERE tip_id = ANY(%s) AND effect IS NOT NULL",
+                          (tips,)).fetchone()[0]
+    conn.commit()
+    assert fitted == len(set(tips))
     again = scoring_pass.run_pass(conn, config(run, use_judge=False))
-    assert again.claimed == 0 and again.stamped == 0
+    assert again.claimed == 0 and again.stamped == 0 and again.effects_fitted is None
 
 
 def test_judge_leg_writes_verdicts_caches_them_and_records_provenance(conn, seed):

@@ -85,7 +85,7 @@ def build_parser() -> argparse.ArgumentParser:
     audit.add_argument("--top", type=_positive_int, default=10, help="rows in the top and bottom tables")
     audit.add_argument("--html", type=Path, help="also write a self-contained HTML page here")
     audit.add_argument("--only", help="comma-separated section keys to print (overview, null_reasons, ranking, top, "
-                       "bottom, misleading, harmful, eviction, agreement, anomalies)")
+                       "bottom, misleading, harmful_when_followed, harmful, eviction, agreement, anomalies)")
 
     evaluate = sub.add_parser("evaluate", help="judge and embedding legs against gold labels")
     evaluate.add_argument("--skill", required=True)

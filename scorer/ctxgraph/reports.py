@@ -66,10 +66,15 @@ SECTIONS: dict[str, tuple[str, str, str]] = {
                 "no tips for this rule"),
     "top": ("Top tips by follow-weighted utility", "", "none"),
     "bottom": ("Bottom tips by follow-weighted utility", "", "none"),
-    "misleading": ("Misleading tips (ADR audit section 4): high outcome, low follow rate",
+    "misleading": ("Misleading tips (ADR audit section 4): credited by outcome, mostly ignored",
                    "credited by outcome-only scoring although the Worker mostly ignored them",
                    "no tip has a high outcome-only rate with a low follow rate"),
-    "harmful": ("Harmful tips: followed while the system broke", "", "no tip was followed during a health failure"),
+    "harmful_when_followed": ("Harmful when followed: effect on the outcome, co-followed tips explained away",
+                              "each tip's effect when followed (ctxgraph.tip_effects), adjusted for the tips "
+                              "followed with it and the rule's difficulty; listed when its upper bound is below "
+                              "effects.harmful_below",
+                              "no tip is shown harmful when followed"),
+    "harmful": ("Followed while the system broke (harm count)", "", "no tip was followed during a health failure"),
     "eviction": ("Eviction preview (dry run: what ctxgraph.evict_tips would retire now)", "",
                  "no tip has enough evidence against it"),
     "agreement": ("Judge / embedding agreement", "", "none"),

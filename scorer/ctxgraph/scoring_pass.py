@@ -36,7 +36,7 @@ import psycopg
 
 from ctxgraph import judge as judge_leg
 from ctxgraph.runlog import AttemptRecord, ScriptIndex, read_run_log
-from ctxgraph.store import CachedVerdict, ClaimedRow, RowScore, Store, VerdictKey
+from ctxgraph.store import CachedVerdict, ClaimedRow, Client, RowScore, Store, VerdictKey
 
 __all__ = ["PassConfig", "PassSummary", "run_pass"]
 
@@ -83,6 +83,8 @@ class PassSummary:
     judge_seconds: float = 0.0
     embed_seconds: float = 0.0
     total_seconds: float = 0.0
+    effects_fitted: int | None = None
+    effects_seconds: float = 0.0
     judge_model: str | None = None
     embed_model: str | None = None
     notes: list[str] = field(default_factory=list)
@@ -112,6 +114,9 @@ class PassSummary:
             lines.append("  tip_followed_emb NULL by reason: " + _counts(emb_nulls))
         if self.log_problems:
             lines.append("  run-log problems (lines skipped or incomplete): " + _counts(self.log_problems))
+        if self.effects_fitted is not None:
+            lines.append(f"  tip effects refitted for {self.effects_fitted} tips with evidence, "
+                         f"{self.effects_seconds:.1f} s")
         lines.extend(f"  note: {note}" for note in self.notes)
         lines.append(f"  total {self.total_seconds:.1f} s")
         return "\n".join(lines)
@@ -289,6 +294,13 @@ def run_pass(
                 f"{config.run_id}: {summary.claimed}/{summary.unscored_before} retrievals processed, "
                 f"{summary.stamped} scored ({summary.llm_written} judged, {summary.emb_written} embedded)"
             )
+    if summary.stamped:
+        # New follow weights change every effect fit they touch: refit the skill's effects once,
+        # at the end, in a short transaction of its own.
+        began = time.perf_counter()
+        summary.effects_fitted = Client(conn).refresh_tip_effects(config.skill)
+        conn.commit()
+        summary.effects_seconds = time.perf_counter() - began
     summary.total_seconds = time.perf_counter() - started
     return summary
 

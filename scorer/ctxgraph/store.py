@@ -226,6 +226,10 @@ class Client:
         """ctxgraph.restore_tip: undo a retirement; True when the tip was retired."""
         return bool(self._call("restore_tip", [skill, tip_id], {"as_of": as_of}))
 
+    def refresh_tip_effects(self, skill: str, as_of: datetime | None = None) -> int:
+        """ctxgraph.refresh_tip_effects: refit the skill's per-tip effects; returns the tips with evidence."""
+        return int(self._call("refresh_tip_effects", [skill], {"as_of": as_of}))
+
     def tip_evidence(self, skill: str, as_of: datetime | None = None) -> list[Row]:
         """ctxgraph.tip_evidence: the evidence behind eviction, per tip, as of an instant."""
         return self._call("tip_evidence", [skill], {"as_of": as_of}, rows=True)
@@ -234,6 +238,10 @@ class Client:
     def misleading_tips(self, skill: str) -> list[Row]:
         """<skill>.misleading_tips: high outcome-only rate, low follow rate (ADR audit section 4)."""
         return self._view(skill, "misleading_tips", "credit_gap DESC, tip_id")
+
+    def harmful_when_followed(self, skill: str) -> list[Row]:
+        """<skill>.harmful_when_followed: tips whose effect when followed is shown harmful."""
+        return self._view(skill, "harmful_when_followed", "effect_upper_bound, tip_id")
 
     def harmful_tips(self, skill: str) -> list[Row]:
         """<skill>.harmful_tips: tips followed in attempts that broke the system."""

@@ -19,7 +19,7 @@ import re
 import statistics
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -33,57 +33,51 @@ SKILL = "stig"
 # (a) The ranker's read, exactly as the ranker issues it.
 RANKER_READ = "SELECT * FROM stig.tip_hit_rates WHERE tip_id = ANY (%s::bigint[])"
 
-# (b) and (c): the same columns computed from the raw log, with the aggregate query that
-# ctxgraph.refresh_tip_stats runs (deploy/table_tip_stats.sql) and the expressions of
-# ctxgraph.tip_hit_rates (deploy/view_tip_hit_rates.sql) on top. {log_filter} and {tip_filter}
-# restrict it to the candidate ids for (b) and are empty for (c).
+# (b) and (c): the same columns computed from scratch: the counts from the raw log, every outcome
+# and follow figure from ctxgraph.scored_retrievals (the one per-retrieval definition), and the
+# expressions of ctxgraph.tip_hit_rates (deploy/view_tip_hit_rates.sql) on top. {log_filter} and
+# {tip_filter} restrict it to the candidate ids for (b) and are empty for (c).
 FROM_SCRATCH = """
-WITH log_rows AS (
-    SELECT r.skill, r.tip_id, r.id, r.attempt_id, r.retrieved_at,
-           r.outcome_value * coalesce(r.outcome_confidence, 1.0) AS credit,
-           ctxgraph.follow_weight(r.tip_followed_llm, r.tip_followed_emb) AS weight,
-           ctxgraph.tip_followed(r.tip_followed_llm, r.tip_followed_emb) AS is_followed,
-           coalesce(fm.is_harm, r.outcome_value < 0) AS harmful
+WITH logged AS (
+    SELECT r.tip_id, count(*) AS retrievals, max(r.retrieved_at) AS last_retrieved_at
       FROM ctxgraph.tip_retrievals AS r
-      LEFT JOIN ctxgraph.attempts AS a ON a.skill = r.skill AND a.id = r.attempt_id
-      LEFT JOIN ctxgraph.failure_modes AS fm ON fm.name = a.failure_mode
      WHERE r.skill = 'stig' {log_filter}
+     GROUP BY r.tip_id
 ),
-per_tip AS (
-    SELECT l.skill, l.tip_id,
-           count(*) AS retrievals,
-           count(l.credit) AS scored,
-           count(DISTINCT coalesce(l.attempt_id, -l.id)) FILTER (WHERE l.credit IS NOT NULL) AS attempts,
-           coalesce(sum(l.credit), 0) AS outcome_sum,
-           coalesce(sum(l.credit * l.weight), 0) AS weighted_sum,
-           count(l.is_followed) FILTER (WHERE l.credit IS NOT NULL) AS follow_known,
-           count(*) FILTER (WHERE l.credit IS NOT NULL AND l.is_followed) AS followed,
-           count(*) FILTER (WHERE l.credit IS NOT NULL AND l.is_followed AND l.harmful) AS harm,
-           max(l.retrieved_at) AS last_retrieved_at
-      FROM log_rows AS l
-     GROUP BY l.skill, l.tip_id
+scored AS (
+    SELECT r.tip_id,
+           count(*) AS scored,
+           count(DISTINCT r.attempt_key) AS attempts,
+           sum(r.credit) AS outcome_sum,
+           sum(r.credit * r.follow_weight) AS weighted_sum,
+           count(r.followed) AS follow_known,
+           count(*) FILTER (WHERE r.followed) AS followed,
+           count(*) FILTER (WHERE r.followed AND r.harmful) AS harm
+      FROM ctxgraph.scored_retrievals AS r
+     WHERE r.skill = 'stig' {log_filter}
+     GROUP BY r.tip_id
 )
 SELECT t.id AS tip_id,
        t.rule_id,
-       coalesce(s.retrievals, 0) AS retrievals,
+       coalesce(l.retrievals, 0) AS retrievals,
        coalesce(s.scored, 0) AS scored,
        coalesce(s.attempts, 0) AS attempts,
        s.outcome_sum / nullif(s.scored, 0) AS outcome_hit_rate,
        s.weighted_sum / nullif(s.scored, 0) AS hit_rate,
        s.followed::double precision / nullif(s.follow_known, 0) AS follow_rate,
        coalesce(s.harm, 0) AS harm,
-       ctxgraph.wilson_lower(s.weighted_sum / nullif(s.scored, 0), s.attempts,
-                             (SELECT p.value FROM ctxgraph.parameters AS p WHERE p.name = 'utility.bound_z'))
+       ctxgraph.wilson_lower(s.weighted_sum / nullif(s.scored, 0), s.attempts, ctxgraph.param('utility.bound_z'))
            AS utility_lower_bound,
-       s.last_retrieved_at,
+       l.last_retrieved_at,
        t.retired_at IS NOT NULL AS retired,
        t.retired_at
   FROM ctxgraph.tips AS t
-  LEFT JOIN per_tip AS s ON s.skill = t.skill AND s.tip_id = t.id
+  LEFT JOIN logged AS l ON l.tip_id = t.id
+  LEFT JOIN scored AS s ON s.tip_id = t.id
  WHERE t.skill = 'stig' {tip_filter}
 """
 FROM_SCRATCH_IDS = FROM_SCRATCH.format(
-    log_filter="AND r.tip_id = ANY (%s::bigint[])", tip_filter="AND t.id = ANY (%s::bigint[])"
+    log_filter="AND r.tip_id = ANY (%(ids)s::bigint[])", tip_filter="AND t.id = ANY (%(ids)s::bigint[])"
 )
 FROM_SCRATCH_ALL = FROM_SCRATCH.format(log_filter="", tip_filter="")
 
@@ -126,7 +120,7 @@ def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
     return (time.perf_counter() - start) * 1000.0, result
 
 
-def server_ms(conn: psycopg.Connection, query: str, params: Sequence[Any], jit: list[int] | None = None) -> float:
+def server_ms(conn: psycopg.Connection, query: str, params: Sequence[Any] | Mapping[str, Any], jit: list[int] | None = None) -> float:
     """Execution Time of EXPLAIN (ANALYZE, TIMING OFF) for one query, in milliseconds.
 
     When jit is a list, appends the number of functions JIT compiled for the query (0 without JIT).
@@ -181,12 +175,12 @@ def measure_reads(conn: psycopg.Connection, id_sets: list[list[int]], args: argp
 
     # (b) from scratch for the same candidate sets.
     b_sets = id_sets[: args.scratch_reads]
-    conn.execute(FROM_SCRATCH_IDS, (b_sets[0], b_sets[0]), prepare=True).fetchall()
+    conn.execute(FROM_SCRATCH_IDS, {"ids": b_sets[0]}, prepare=True).fetchall()
     b_client = [
-        timed(lambda ids=ids: conn.execute(FROM_SCRATCH_IDS, (ids, ids), prepare=True).fetchall())[0] for ids in b_sets
+        timed(lambda ids=ids: conn.execute(FROM_SCRATCH_IDS, {"ids": ids}, prepare=True).fetchall())[0] for ids in b_sets
     ]
     b_jit: list[int] = []
-    b_server = [server_ms(conn, FROM_SCRATCH_IDS, (ids, ids), b_jit) for ids in b_sets]
+    b_server = [server_ms(conn, FROM_SCRATCH_IDS, {"ids": ids}, b_jit) for ids in b_sets]
     out["b_jit_compiled"] = sum(1 for n in b_jit if n > 0)
     out["b_from_scratch_50"] = summary(b_client)
     out["b_from_scratch_50_server"] = summary(b_server)
@@ -198,7 +192,7 @@ def measure_reads(conn: psycopg.Connection, id_sets: list[list[int]], args: argp
     out["b_equals_view"] = all(
         same_rows(
             conn.execute(RANKER_READ, (ids,)).fetchall(),
-            conn.execute(FROM_SCRATCH_IDS, (ids, ids)).fetchall(),
+            conn.execute(FROM_SCRATCH_IDS, {"ids": ids}).fetchall(),
         )
         for ids in b_sets[:5]
     )

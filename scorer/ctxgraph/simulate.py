@@ -56,7 +56,7 @@ DEFAULTS: dict[str, Any] = {
     "tips_per_attempt": 5,
     "retrieval_noise": 0.05,
     "max_attempts": 5,
-    "base_pass_rate": [0.1, 0.6],
+    "base_pass_rate": [0.3, 0.9],
     "impossible_rules": 0.1,
     "obedience": {"start": 0.3, "end": 0.7},
     "harm_probability": 0.3,

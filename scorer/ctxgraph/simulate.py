@@ -265,7 +265,8 @@ def build_truth(world: World, rng: random.Random) -> tuple[list[SimRule], list[S
     """Rules and tips with their true kinds: exact counts by the shares (largest remainder), shuffled."""
     n_impossible = round(world.impossible_rules * world.rules)
     impossible = set(rng.sample(range(world.rules), n_impossible))
-    rules = [SimRule(r, f"sim_rule_{r + 1:03d}", 0.0 if r in impossible else rng.uniform(*world.base_pass_rate),
+    rules = [SimRule(r, f"sim_rule_{r + 1:03d}",
+                     0.0 if r in impossible else rng.uniform(*world.base_pass_rate),
                      r in impossible) for r in range(world.rules)]
     total = world.rules * world.tips_per_rule
     kinds = _allocate(total, world.tip_kinds)
@@ -283,7 +284,8 @@ def build_truth(world: World, rng: random.Random) -> tuple[list[SimRule], list[S
 def _allocate(total: int, shares: Mapping[str, float]) -> list[str]:
     exact = {k: shares[k] * total for k in KINDS}
     counts = {k: math.floor(v) for k, v in exact.items()}
-    for k in sorted(KINDS, key=lambda k: (-(exact[k] - counts[k]), KINDS.index(k)))[: total - sum(counts.values())]:
+    by_remainder = sorted(KINDS, key=lambda k: (-(exact[k] - counts[k]), KINDS.index(k)))
+    for k in by_remainder[: total - sum(counts.values())]:
         counts[k] += 1
     return [k for k in KINDS for _ in range(counts[k])]
 
@@ -314,7 +316,7 @@ def _database_name() -> str:
 
 
 def _admin_conninfo(dsn: str) -> str:
-    """A conninfo for the server's maintenance database (postgres), from DATABASE_URL or the libpq variables."""
+    """A conninfo for the server's maintenance database (postgres), from DATABASE_URL or libpq variables."""
     return make_conninfo(dsn, dbname="postgres")
 
 
@@ -349,10 +351,10 @@ def deploy(dsn: str, database: str, deploy_to: str | None = None, project_root: 
                               f"{lines[-1] if lines else 'exit ' + str(done.returncode)}")
 
 
-def create_template(dsn: str | None = None, deploy_to: str | None = None) -> str:
-    """Create and deploy a database that later simulations clone (CREATE DATABASE ... TEMPLATE); return its name.
+def create_template(dsn: str | None = None, deploy_to: str | None = None, project_root: Path = ROOT) -> str:
+    """Create and deploy a database for later simulations to clone (CREATE DATABASE ... TEMPLATE).
 
-    Deploying takes most of a small world's time; the bench grid and the tests deploy once per
+    Returns its name. Deploying takes most of a small world's time; the bench grid and the tests deploy once per
     target and clone. Drop it with :func:`drop_database`.
     """
     dsn = dsn if dsn is not None else os.environ.get("DATABASE_URL", "")
@@ -360,7 +362,7 @@ def create_template(dsn: str | None = None, deploy_to: str | None = None) -> str
     with _admin(dsn) as admin:
         store.SimulatorStore.create_database(admin, name)
     try:
-        deploy(dsn, name, deploy_to)
+        deploy(dsn, name, deploy_to, project_root)
     except BaseException:
         drop_database(name, dsn)
         raise
@@ -382,7 +384,7 @@ def _admin(dsn: str) -> psycopg.Connection:
 
 def simulate(world: World, seed: int, *, dsn: str | None = None, keep_database: bool = False,
              deploy_to: str | None = None, template: str | None = None,
-             progress: ProgressFn | None = None) -> Result:
+             progress: ProgressFn | None = None, project_root: Path = ROOT) -> Result:
     """Create a throwaway database, write the world's history into it, measure, and drop it (unless kept)."""
     dsn = dsn if dsn is not None else os.environ.get("DATABASE_URL", "")
     say = progress or (lambda _line: None)
@@ -394,7 +396,7 @@ def simulate(world: World, seed: int, *, dsn: str | None = None, keep_database: 
     try:
         if template is None:
             say(f"deploying ctxgraph{' to ' + deploy_to if deploy_to else ''} into {database}")
-            deploy(dsn, database, deploy_to)
+            deploy(dsn, database, deploy_to, project_root)
         conn = store.connect(make_conninfo(dsn, dbname=database))
         try:
             metrics = _run(conn, world, seed, deploy_to, say)
@@ -406,7 +408,8 @@ def simulate(world: World, seed: int, *, dsn: str | None = None, keep_database: 
     return Result(metrics, database, keep_database, render(metrics))
 
 
-def _run(conn: psycopg.Connection, world: World, seed: int, deploy_to: str | None, say: ProgressFn) -> dict[str, Any]:
+def _run(conn: psycopg.Connection, world: World, seed: int, deploy_to: str | None,
+         say: ProgressFn) -> dict[str, Any]:
     rng = random.Random(seed)
     client = store.Client(conn)
     db = store.SimulatorStore(conn)
@@ -447,7 +450,8 @@ def _run(conn: psycopg.Connection, world: World, seed: int, deploy_to: str | Non
                 retrieved_at = run_start + ATTEMPT_STEP * slot
                 slot += 1
                 # The retriever: each tip's similarity plus noise, the top tips_per_attempt in rank order.
-                noisy = [(round(min(1.0, max(0.0, t.similarity + rng.gauss(0.0, world.retrieval_noise))), 6), t)
+                noise = world.retrieval_noise
+                noisy = [(round(min(1.0, max(0.0, t.similarity + rng.gauss(0.0, noise))), 6), t)
                          for t in by_rule[r]]
                 noisy.sort(key=lambda pair: (-pair[0], pair[1].index))
                 shown = [t for _, t in noisy[: world.tips_per_attempt]]
@@ -662,6 +666,10 @@ def _fmt(x: Any, digits: int = 2) -> str:
     return str(x)
 
 
+def _percent(x: float | None) -> float | None:
+    return None if x is None else x * 100
+
+
 def render(m: Mapping[str, Any]) -> str:
     """The one compact table of ``ctxgraph simulate``."""
     truth, world = m["truth"], m["world"]
@@ -673,7 +681,8 @@ def render(m: Mapping[str, Any]) -> str:
         f"world {world['name']!r}, seed {m['seed']}, deployed to {m['deployed']['to']} "
         f"(last change {m['deployed']['last_change']})",
         f"truth: {truth['rules']} rules ({truth['rules_failing_for_everyone']} fail for everyone), "
-        f"{truth['tips']} tips ({k['helpful']} helpful, {k['misleading']} misleading, {k['irrelevant']} irrelevant), "
+        f"{truth['tips']} tips ({k['helpful']} helpful, {k['misleading']} misleading, "
+        f"{k['irrelevant']} irrelevant), "
         f"{world['tips_per_attempt']} retrieved per attempt",
         f"history: {truth['runs']} runs, obedience {obedience[0]:.2f}->{obedience[-1]:.2f}, {mode}; "
         f"{truth['attempts']} attempts ({truth['attempts_passed']} passed, {truth['health_failures']} health "
@@ -691,7 +700,7 @@ def render(m: Mapping[str, Any]) -> str:
                      f"{ev['true_positives']} of {ev['listed']} proposed are misleading")
         lines.append(f"{'eviction recall':<40} {_fmt(ev['recall']):>8}  of {k['misleading']} misleading tips")
         lines.append(f"{'helpful tips evicted':<40} {ev['helpful_evicted']:>8}  "
-                     f"{_fmt(ev['helpful_evicted_share'] * 100 if ev['helpful_evicted_share'] is not None else None, 1)}"
+                     f"{_fmt(_percent(ev['helpful_evicted_share']), 1)}"
                      f"% of {k['helpful']} helpful; reasons "
                      + (", ".join(f"{r} {n}" for r, n in ev["by_reason"].items()) or "none"))
     else:

@@ -5,7 +5,10 @@
 #      docs/ranker-plan.md explains the figures).
 #   2. The scoring pass over 3,500 retrievals, each leg alone (bench/scoring_pass.py), on a second
 #      throwaway database.
-# Both databases are dropped on every exit. About 10 minutes on 2 cores.
+#   3. A grid of simulated worlds (bench/simulate_grid.py, docs/simulator.md): how well the utility
+#      columns, eviction and the detector views recover a known truth; one line per world, plus the
+#      default world on the release before the effects (@v0.4.0). About 3 minutes.
+# Every database is dropped on every exit. About 13 minutes on 2 cores.
 #
 # Knobs (environment):
 #   BENCH_LOAD=triggers|replica  load the log with the tip_stats triggers firing (default), or with
@@ -13,6 +16,8 @@
 #                                superuser) and one refresh_tip_stats('stig') afterwards
 #   BENCH_RUNS (160), BENCH_RULES (500), BENCH_TIPS_PER_RULE (20), BENCH_SEED (0.4242)
 #   BENCH_SCORING_PASS=0         skip part 2
+#   BENCH_SIMULATE=0             skip part 3; BENCH_SIMULATE_SEED (1) its seed, BENCH_SIMULATE_BASELINE
+#                                (@v0.4.0; empty: no baseline line) the change the "before" line deploys to
 #   BENCH_OUT=DIR                keep results.json, the plans and scoring_pass.txt in DIR
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -30,6 +35,9 @@ rules=${BENCH_RULES:-500}
 tips_per_rule=${BENCH_TIPS_PER_RULE:-20}
 seed=${BENCH_SEED:-0.4242}
 scoring_pass=${BENCH_SCORING_PASS:-1}
+simulate=${BENCH_SIMULATE:-1}
+simulate_seed=${BENCH_SIMULATE_SEED:-1}
+simulate_baseline=${BENCH_SIMULATE_BASELINE-@v0.4.0}
 
 suffix="$$_$(date +%s)"
 bench_db="ctxgraph_bench_$suffix"
@@ -74,6 +82,15 @@ if [ "$scoring_pass" != "0" ]; then
   say "scoring pass measured; $pass_db dropped"
 fi
 
+# Part 3: the simulated worlds (each on its own throwaway database, dropped by the script itself).
+simulate_status=0
+if [ "$simulate" != "0" ]; then
+  .venv/bin/python bench/simulate_grid.py --seed "$simulate_seed" \
+    ${simulate_baseline:+--baseline "$simulate_baseline"} --json "$out/simulate_grid.json" \
+    >"$out/simulate_grid.txt" || simulate_status=$?
+  say "simulated worlds measured"
+fi
+
 printf '\n== EXPLAIN (ANALYZE, BUFFERS) of the ranker read (50 candidate tips)\n\n'
 cat "$out/plan.txt"
 if [ "$scoring_pass" != "0" ]; then
@@ -83,5 +100,11 @@ if [ "$scoring_pass" != "0" ]; then
 fi
 printf '\n'
 .venv/bin/python bench/report.py --load-mode "$load_mode" --elapsed "$(( $(date +%s) - started ))" "$out/results.json"
+if [ "$simulate" != "0" ]; then
+  printf '\n'
+  cat "$out/simulate_grid.txt"
+  if [ "$simulate_status" -ne 0 ]; then printf 'bench: the simulated worlds failed (exit %s)\n' "$simulate_status"; fi
+fi
 if [ "$own_out" -eq 0 ]; then printf '\nresults kept in %s\n' "$out"; fi
-exit "$pass_status"
+if [ "$pass_status" -ne 0 ]; then exit "$pass_status"; fi
+exit "$simulate_status"

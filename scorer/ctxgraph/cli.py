@@ -1,4 +1,5 @@
-"""The ``ctxgraph`` command: ``score`` (the end-of-run scoring pass), ``load``, ``audit``, ``evaluate``.
+"""The ``ctxgraph`` command: ``score`` (the end-of-run scoring pass), ``load``, ``audit``, ``evaluate``,
+``simulate``.
 
 Exit status: 0 when the command completed (a pass with per-row NULLs has completed), 2 for usage
 errors (bad arguments, unreadable run log, unknown skill, a run log the write path refuses), 3 when the
@@ -91,7 +92,53 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--skill", required=True)
     evaluate.add_argument("--labels", required=True, type=Path, help="CSV of gold labels (see README)")
     evaluate.add_argument("--tips", type=Path, help="tips.jsonl, when the labels name tips by tip_ref")
+
+    simulate = sub.add_parser(
+        "simulate",
+        help="a seeded world with known truth, written into a throwaway database and measured",
+        description="Create a throwaway database (ctxgraph_sim_<pid>) on the server, deploy ctxgraph with "
+        "sqitch, write a simulated history through the write path and print how well ctxgraph's utility "
+        "columns, eviction and detector views recover the truth (docs/simulator.md).",
+    )
+    simulate.add_argument("--world", type=Path, help="world file (default: samples/worlds/default.json)")
+    simulate.add_argument("--seed", type=int, default=1, help="random seed (default 1)")
+    simulate.add_argument("--json", type=Path, dest="json_out", help="also write every figure as JSON here")
+    simulate.add_argument("--keep-database", action="store_true", help="keep the throwaway database")
+    simulate.add_argument("--deploy-to", metavar="CHANGE",
+                          help="deploy only up to this sqitch change or tag (sqitch deploy --to), e.g. @v0.4.0")
+    simulate.add_argument("--quiet", action="store_true", help="no progress lines")
     return parser
+
+
+def _simulate(args: argparse.Namespace) -> int:
+    from ctxgraph import simulate
+
+    try:
+        world = simulate.load_world(args.world)
+    except simulate.WorldError as exc:
+        print(f"ctxgraph simulate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+
+    def progress(line: str) -> None:
+        if not args.quiet:
+            print(line, file=sys.stderr, flush=True)
+
+    try:
+        result = simulate.simulate(world, args.seed, keep_database=args.keep_database, deploy_to=args.deploy_to,
+                                   progress=progress)
+    except simulate.WorldError as exc:
+        print(f"ctxgraph simulate: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except simulate.SimulationError as exc:
+        print(f"ctxgraph simulate: {exc}", file=sys.stderr)
+        return EXIT_DATABASE
+    print(result.text, end="")
+    if args.json_out:
+        args.json_out.parent.mkdir(parents=True, exist_ok=True)
+        args.json_out.write_text(simulate.metrics_json(result.metrics), encoding="utf-8")
+    if result.kept:
+        print(f"database kept: {result.database}", file=sys.stderr)
+    return EXIT_OK
 
 
 def _score(args: argparse.Namespace) -> int:
@@ -204,7 +251,7 @@ def _evaluate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"score": _score, "load": _load, "audit": _audit, "evaluate": _evaluate}
+COMMANDS = {"score": _score, "load": _load, "audit": _audit, "evaluate": _evaluate, "simulate": _simulate}
 
 
 def _refused_by_write_path(exc: BaseException) -> bool:

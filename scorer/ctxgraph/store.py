@@ -34,6 +34,7 @@ __all__ = [
     "Client",
     "DatabaseError",
     "RowScore",
+    "SimulatorStore",
     "Store",
     "UnknownSkill",
     "VerdictKey",
@@ -234,7 +235,15 @@ class Client:
         """ctxgraph.tip_evidence: the evidence behind eviction, per tip, as of an instant."""
         return self._call("tip_evidence", [skill], {"as_of": as_of}, rows=True)
 
+    def refresh_tip_effects(self, skill: str, as_of: datetime | None = None) -> int:
+        """ctxgraph.refresh_tip_effects: refit the skill's per-tip effects; return the tips with evidence."""
+        return int(self._call("refresh_tip_effects", [skill], {"as_of": as_of}))
+
     # -- audit reads -------------------------------------------------------------------------------------
+    def harmful_when_followed(self, skill: str) -> list[Row]:
+        """<skill>.harmful_when_followed: tips whose effect's upper bound is clearly harmful, with support."""
+        return self._view(skill, "harmful_when_followed", "tip_id")
+
     def misleading_tips(self, skill: str) -> list[Row]:
         """<skill>.misleading_tips: high outcome-only rate, low follow rate (ADR audit section 4)."""
         return self._view(skill, "misleading_tips", "credit_gap DESC, tip_id")
@@ -510,6 +519,128 @@ class Store:
             },
         ).fetchall()
         return [(int(line), int(retrieval_id)) for line, retrieval_id in rows]
+
+
+class SimulatorStore:
+    """``ctxgraph simulate``'s SQL: its throwaway database, the tips and follow signals it writes, and its reads.
+
+    The history itself goes through :class:`Client` (the agent's write path); only what an agent or the
+    scoring pass would write by other means is here: tips (the documented plain INSERT, batched) and the
+    three DEF-27 columns (one batched UPDATE, as the scoring pass writes them).
+    """
+
+    def __init__(self, conn: psycopg.Connection) -> None:
+        self.conn = conn
+
+    # -- the throwaway database (on an autocommit connection to another database of the server) ---------
+    @staticmethod
+    def database_exists(admin: psycopg.Connection, name: str) -> bool:
+        return admin.execute("SELECT 1 FROM pg_database WHERE datname = %s", (name,)).fetchone() is not None
+
+    @staticmethod
+    def create_database(admin: psycopg.Connection, name: str, template: str | None = None) -> None:
+        if template is None:
+            admin.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+        else:
+            admin.execute(sql.SQL("CREATE DATABASE {} TEMPLATE {}").format(sql.Identifier(name),
+                                                                           sql.Identifier(template)))
+
+    @staticmethod
+    def drop_database(admin: psycopg.Connection, name: str) -> None:
+        admin.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+    # -- what the deployed schema offers ----------------------------------------------------------------
+    def last_change(self) -> str | None:
+        """The last sqitch change deployed in this database (None without a sqitch registry)."""
+        if self.conn.execute("SELECT to_regclass('sqitch.changes')").fetchone()[0] is None:
+            return None
+        row = self.conn.execute(
+            "SELECT change FROM sqitch.changes WHERE project = 'ctxgraph' ORDER BY committed_at DESC LIMIT 1"
+        ).fetchone()
+        return str(row[0]) if row else None
+
+    def has_relation(self, name: str) -> bool:
+        return self.conn.execute("SELECT to_regclass(%s) IS NOT NULL", (name,)).fetchone()[0]
+
+    def has_function(self, signature: str) -> bool:
+        return self.conn.execute("SELECT to_regprocedure(%s) IS NOT NULL", (signature,)).fetchone()[0]
+
+    def has_column(self, schema: str, relation: str, column: str) -> bool:
+        return self.conn.execute(
+            "SELECT EXISTS (SELECT 1 FROM information_schema.columns"
+            " WHERE table_schema = %s AND table_name = %s AND column_name = %s)",
+            (schema, relation, column),
+        ).fetchone()[0]
+
+    # -- writes ---------------------------------------------------------------------------------------
+    def set_parameters(self, values: Mapping[str, float]) -> list[str]:
+        """UPDATE ctxgraph.parameters in one statement; return the names that matched no row (unknown)."""
+        if not values:
+            return []
+        names = list(values)
+        updated = {row[0] for row in self.conn.execute(
+            "UPDATE ctxgraph.parameters AS p SET value = v.value"
+            " FROM unnest(%s::text[], %s::double precision[]) AS v (name, value)"
+            " WHERE p.name = v.name RETURNING p.name",
+            (names, [float(values[n]) for n in names]),
+        )}
+        return [n for n in names if n not in updated]
+
+    def insert_tips(self, skill: str, rule_ids: Sequence[str], bodies: Sequence[str],
+                    created_at: datetime) -> list[int]:
+        """Insert tips (the documented plain INSERT, one statement); return their ids in input order."""
+        rows = self.conn.execute(
+            """
+            WITH new AS (
+                INSERT INTO ctxgraph.tips (skill, rule_id, body, created_at)
+                SELECT %s, v.rule_id, v.body, %s
+                  FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS v (rule_id, body, ord)
+                 ORDER BY v.ord
+                RETURNING id, rule_id, body
+            )
+            SELECT v.ord, new.id
+              FROM unnest(%s::text[], %s::text[]) WITH ORDINALITY AS v (rule_id, body, ord)
+              JOIN new ON new.rule_id = v.rule_id AND new.body = v.body
+             ORDER BY v.ord
+            """,
+            (skill, created_at, list(rule_ids), list(bodies), list(rule_ids), list(bodies)),
+        ).fetchall()
+        if len(rows) != len(bodies):
+            raise DatabaseError("insert_tips: tip bodies must be unique within a rule")
+        return [int(tip_id) for _, tip_id in rows]
+
+    def write_follow_signals(self, skill: str, retrieval_ids: Sequence[int], llm: Sequence[bool | None],
+                             emb: Sequence[float | None], computed_at: datetime) -> int:
+        """Write the three DEF-27 columns of a batch of retrievals in one UPDATE, as the scoring pass does."""
+        if not retrieval_ids:
+            return 0
+        return self.conn.execute(
+            """
+            UPDATE ctxgraph.tip_retrievals AS r
+               SET tip_followed_llm = v.llm, tip_followed_emb = v.emb, tip_followed_computed_at = %s
+              FROM unnest(%s::bigint[], %s::boolean[], %s::double precision[]) AS v (id, llm, emb)
+             WHERE r.skill = %s AND r.id = v.id
+            """,
+            (computed_at, [int(i) for i in retrieval_ids], list(llm), list(emb), skill),
+        ).rowcount
+
+    # -- reads ----------------------------------------------------------------------------------------
+    def tip_utilities(self, skill: str, with_effect_column: bool) -> list[Row]:
+        """Every tip's row of <skill>.tip_hit_rates (tip_id, scored, outcome_hit_rate, hit_rate[, effect])."""
+        columns = [sql.Identifier(c) for c in ("tip_id", "scored", "outcome_hit_rate", "hit_rate")]
+        if with_effect_column:
+            columns.append(sql.Identifier("effect"))
+        query = sql.SQL("SELECT {} FROM {} ORDER BY tip_id").format(
+            sql.SQL(", ").join(columns), sql.Identifier(skill, "tip_hit_rates"))
+        with self.conn.cursor(row_factory=dict_row) as cur:
+            return cur.execute(query).fetchall()
+
+    def tip_effects(self, skill: str) -> list[Row]:
+        """ctxgraph.tip_effects rows of a skill (tip_id, effect, bounds, support, method)."""
+        with self.conn.cursor(row_factory=dict_row) as cur:
+            return cur.execute(
+                "SELECT tip_id, effect, lower_bound, upper_bound, attempts, method"
+                " FROM ctxgraph.tip_effects WHERE skill = %s ORDER BY tip_id", (skill,)).fetchall()
 
 
 def _vector_literal(vec: np.ndarray) -> str:

@@ -6,8 +6,8 @@
 -- away the tips followed with it and the rule's difficulty. Released, a tip was retired when its
 -- followed outcome fell short of its rules' baseline, or when it was followed in attempts that
 -- broke the system: both blamed every tip followed beside a misleading one (on a simulated skill,
--- 9 to 20 helpful tips retired). Now both reasons need the effect's upper bound below
--- eviction.max_effect_upper: 'harm' with eviction.min_harm_attempts followed attempts that broke
+-- 9 to 20 helpful tips retired). Now both reasons need the effect's upper bound, at
+-- eviction.effect_z standard errors, below eviction.max_effect_upper: 'harm' with eviction.min_harm_attempts followed attempts that broke
 -- the system over eviction.min_runs runs, 'harmful when followed' with the full support
 -- (eviction.min_attempts, eviction.min_runs, eviction.min_followed_attempts; counted since a
 -- restore). The baseline, shortfall and harm-share columns stay as evidence.
@@ -17,7 +17,8 @@
 BEGIN;
 
 INSERT INTO ctxgraph.parameters (name, value, description) VALUES
-    ('eviction.max_effect_upper', 0.0, 'Eviction: the effect''s upper bound (effects.bound_z) must lie below this: harmful when followed, with one-sided 95% confidence at the default z.');
+    ('eviction.max_effect_upper', 0.0, 'Eviction: the upper bound of the effect at eviction.effect_z must lie below this (harmful when followed).'),
+    ('eviction.effect_z',         1.0, 'Eviction: normal quantile of the effect''s upper bound that eviction compares (one-sided 84%; the support minimums and the shrinkage of the effects add their own caution).');
 
 DO $$ BEGIN PERFORM ctxgraph.unexpose_skill_view('eviction_candidates'); END $$;
 DROP VIEW ctxgraph.eviction_candidates;
@@ -60,7 +61,8 @@ WITH params AS MATERIALIZED (
            ctxgraph.param('eviction.min_shortfall') AS min_shortfall,
            ctxgraph.param('eviction.min_harm_attempts') AS min_harm,
            ctxgraph.param('eviction.min_harm_excess') AS min_harm_excess,
-           ctxgraph.param('eviction.max_effect_upper') AS max_effect_upper
+           ctxgraph.param('eviction.max_effect_upper') AS max_effect_upper,
+           ctxgraph.param('eviction.effect_z') AS effect_z
 ),
 all_units AS (
     -- One row per (tip, attempt) with a known outcome up to as_of, from the one per-retrieval
@@ -149,7 +151,8 @@ judged AS (
            coalesce(pt.harm_n, 0) AS harm_n,
            pt.harm_n / nullif(pt.followed_n, 0) AS harm_share,
            pb.baseline_harm_share,
-           fx.effect, fx.upper_bound AS effect_upper_bound, fx.co_followed_tips, fx.as_of AS effects_as_of,
+           fx.effect, fx.effect + params.effect_z * fx.std_error AS effect_upper_bound, fx.co_followed_tips,
+           fx.as_of AS effects_as_of,
            params.*
       FROM ctxgraph.tips AS t
       CROSS JOIN params
@@ -241,7 +244,7 @@ COMMENT ON COLUMN ctxgraph.eviction_candidates.harm_attempts IS 'Follow-weighted
 COMMENT ON COLUMN ctxgraph.eviction_candidates.harm_share IS 'harm_attempts / followed_attempts.';
 COMMENT ON COLUMN ctxgraph.eviction_candidates.baseline_harm_share IS 'Share of the rules'' other attempts that broke the system.';
 COMMENT ON COLUMN ctxgraph.eviction_candidates.effect IS 'The tip''s effect when followed (ctxgraph.tip_effects): what eviction acts on.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.effect_upper_bound IS 'Upper bound of the effect; below eviction.max_effect_upper it is clearly harmful.';
+COMMENT ON COLUMN ctxgraph.eviction_candidates.effect_upper_bound IS 'Upper bound of the effect at eviction.effect_z; below eviction.max_effect_upper the tip is retired.';
 COMMENT ON COLUMN ctxgraph.eviction_candidates.co_followed_tips IS 'Tips always followed together with it (itself included), which share its effect.';
 
 DO $$ BEGIN PERFORM ctxgraph._grant('SELECT ON ctxgraph.eviction_candidates', '{ranker,analyst}'); END $$;

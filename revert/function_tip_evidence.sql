@@ -213,6 +213,6 @@ DO $$ BEGIN PERFORM ctxgraph._grant('SELECT ON ctxgraph.eviction_candidates', '{
 
 DO $$ BEGIN PERFORM ctxgraph.expose_skill_view('eviction_candidates'); END $$;
 
-DELETE FROM ctxgraph.parameters WHERE name = 'eviction.max_effect_upper';
+DELETE FROM ctxgraph.parameters WHERE name IN ('eviction.max_effect_upper', 'eviction.effect_z');
 
 COMMIT;

@@ -235,15 +235,7 @@ class Client:
         """ctxgraph.tip_evidence: the evidence behind eviction, per tip, as of an instant."""
         return self._call("tip_evidence", [skill], {"as_of": as_of}, rows=True)
 
-    def refresh_tip_effects(self, skill: str, as_of: datetime | None = None) -> int:
-        """ctxgraph.refresh_tip_effects: refit the skill's per-tip effects; return the tips with evidence."""
-        return int(self._call("refresh_tip_effects", [skill], {"as_of": as_of}))
-
     # -- audit reads -------------------------------------------------------------------------------------
-    def harmful_when_followed(self, skill: str) -> list[Row]:
-        """<skill>.harmful_when_followed: tips whose effect's upper bound is clearly harmful, with support."""
-        return self._view(skill, "harmful_when_followed", "tip_id")
-
     def misleading_tips(self, skill: str) -> list[Row]:
         """<skill>.misleading_tips: high outcome-only rate, low follow rate (ADR audit section 4)."""
         return self._view(skill, "misleading_tips", "credit_gap DESC, tip_id")

@@ -36,9 +36,10 @@ SELECT format($q$SELECT %L || ' ' || to_jsonb(t)::text FROM %s AS t$q$, tab, tab
 \gexec
 SQL
 }
-new_db() { local db="ctxgraph_upgrade_$1_$$"; drop_database "$db"; create_database "$db"; dbs+=("$db"); echo "$db"; }
+# Sets $db (not echoed: a $(...) subshell would lose the name that cleanup must drop).
+new_db() { db="ctxgraph_upgrade_$1_$$"; dbs+=("$db"); drop_database "$db"; create_database "$db"; }
 
-fresh=$(new_db fresh)
+new_db fresh; fresh=$db
 PGDATABASE=$fresh sqitch deploy --quiet >/dev/null
 dump_schema "$fresh" >"$work/fresh.sql"
 
@@ -52,7 +53,7 @@ for i in "${!tags[@]}"; do
   name=${tag#@}; name=${name//./_}
   wt="$work/wt-$name"
   git worktree add --detach "$wt" "$commit" >/dev/null 2>&1 || fail "$tag: cannot check out $commit"
-  db=$(new_db "$name")
+  new_db "$name"
   ( cd "$wt" && PGDATABASE=$db sqitch deploy --quiet >/dev/null ) || fail "$tag: deploy at ${commit:0:8} failed"
   PGDATABASE=$db psql_q -f tests/roundtrip/seed.sql >/dev/null || fail "$tag: seeding failed"
   table_rows "$db" >"$work/$name-before.txt"

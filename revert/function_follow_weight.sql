@@ -1,38 +1,42 @@
 -- Revert ctxgraph:function_follow_weight from pg
 
--- Back to the bodies released at @v0.3.0 (inline parameter subselects), then drop the two
--- functions the rework added.
+-- Back to the rule as released at @v0.4.0: the 3-input follow_decision and follow_verdict with
+-- their own bodies and comments, then drop what the rework added.
 BEGIN;
 
-CREATE OR REPLACE FUNCTION ctxgraph.tip_followed(llm boolean, emb double precision)
-RETURNS boolean
-LANGUAGE sql STABLE PARALLEL SAFE
+CREATE OR REPLACE FUNCTION ctxgraph.follow_decision(llm boolean, emb double precision, emb_threshold double precision)
+RETURNS text
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
     SELECT CASE
-               WHEN llm IS NOT NULL THEN llm
-               WHEN emb IS NULL OR emb = 'NaN'::double precision THEN NULL
-               ELSE emb >= (SELECT p.value FROM ctxgraph.parameters AS p WHERE p.name = 'follow.emb_threshold')
+               WHEN llm THEN 'judge_followed'
+               WHEN NOT llm THEN 'judge_ignored'
+               WHEN ctxgraph.known_cosine(emb) IS NULL THEN 'unscored'
+               WHEN ctxgraph.known_cosine(emb) >= emb_threshold THEN 'emb_followed'
+               ELSE 'emb_ignored'
            END
 $$;
 
-CREATE OR REPLACE FUNCTION ctxgraph.follow_weight(llm boolean, emb double precision)
-RETURNS double precision
-LANGUAGE sql STABLE PARALLEL SAFE
+COMMENT ON FUNCTION ctxgraph.follow_decision(boolean, double precision, double precision) IS
+    'Which branch of the DEF-27 follow rule a retrieval takes: judge_followed, judge_ignored (the judge''s verdict wins), emb_followed / emb_ignored (cosine against the threshold when the judge is silent), unscored (neither signal). follow.weight.<branch> is its coefficient.';
+
+CREATE OR REPLACE FUNCTION ctxgraph.follow_verdict(decision text)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
 AS $$
-    SELECT p.value
-      FROM ctxgraph.parameters AS p
-     WHERE p.name = CASE
-                        WHEN llm THEN 'follow.weight.judge_followed'
-                        WHEN NOT llm THEN 'follow.weight.judge_ignored'
-                        WHEN emb IS NULL OR emb = 'NaN'::double precision THEN 'follow.weight.unscored'
-                        WHEN emb >= (SELECT t.value FROM ctxgraph.parameters AS t WHERE t.name = 'follow.emb_threshold')
-                            THEN 'follow.weight.emb_followed'
-                        ELSE 'follow.weight.emb_ignored'
-                    END
+    SELECT CASE decision
+               WHEN 'judge_followed' THEN true
+               WHEN 'emb_followed' THEN true
+               WHEN 'judge_ignored' THEN false
+               WHEN 'emb_ignored' THEN false
+           END
 $$;
 
-DROP FUNCTION ctxgraph.follow_verdict(text);
-DROP FUNCTION ctxgraph.follow_decision(boolean, double precision, double precision);
-DROP FUNCTION ctxgraph.known_cosine(double precision);
+DROP FUNCTION ctxgraph.follow_weight(boolean, double precision, double precision);
+DROP FUNCTION ctxgraph.tip_followed(boolean, double precision, double precision);
+DROP FUNCTION ctxgraph.follow_decision(boolean, double precision, double precision, double precision, double precision);
+
+DELETE FROM ctxgraph.parameters
+ WHERE name IN ('follow.probability_threshold', 'follow.weight.signal_followed', 'follow.weight.signal_ignored');
 
 COMMIT;

@@ -38,3 +38,29 @@ BEGIN
 EXCEPTION WHEN assert_failure THEN NULL;
 END
 $$;
+-- An UPDATE of follow_probability alone refreshes the tip: the figures follow the signal branch
+-- (rolled back).
+DO $$
+DECLARE
+    tip bigint;
+    pt  double precision := ctxgraph.param('follow.probability_threshold');
+    s   ctxgraph.tip_stats;
+BEGIN
+    INSERT INTO stig.runs (id) VALUES ('verify-run');
+    INSERT INTO stig.tips (rule_id, body) VALUES ('verify-rule', 'verify tip') RETURNING id INTO tip;
+    INSERT INTO stig.tip_retrievals (run_id, tip_id, rule_id, rank, outcome_value, retrieved_at)
+    VALUES ('verify-run', tip, 'verify-rule', 1, 1.0, '2026-01-01 10:00+00');
+    UPDATE stig.tip_retrievals SET follow_probability = pt WHERE tip_id = tip;
+    SELECT * INTO s FROM ctxgraph.tip_stats WHERE skill = 'stig' AND tip_id = tip;
+    IF s.followed <> 1 OR s.follow_known <> 1 OR abs(s.weighted_sum - ctxgraph.param('follow.weight.signal_followed')) > 1e-9 THEN
+        RAISE EXCEPTION 'verify: tip_stats % did not follow a follow_probability at the threshold', row_to_json(s);
+    END IF;
+    UPDATE stig.tip_retrievals SET follow_probability = pt / 2 WHERE tip_id = tip;
+    SELECT * INTO s FROM ctxgraph.tip_stats WHERE skill = 'stig' AND tip_id = tip;
+    IF s.followed <> 0 OR s.follow_known <> 1 OR abs(s.weighted_sum - ctxgraph.param('follow.weight.signal_ignored')) > 1e-9 THEN
+        RAISE EXCEPTION 'verify: tip_stats % did not follow a follow_probability below the threshold', row_to_json(s);
+    END IF;
+    RAISE EXCEPTION USING ERRCODE = 'P0004', MESSAGE = 'rollback';
+EXCEPTION WHEN assert_failure THEN NULL;
+END
+$$;

@@ -2,7 +2,7 @@
 -- real table per skill), their columns, types, nullability, defaults and keys, the skills registry,
 -- plain INSERTs that name only contract columns, and a third skill added by ctxgraph.add_skill.
 BEGIN;
-SELECT plan(245);
+SELECT plan(249);
 
 -- ---------------------------------------------------------------------------------------------
 -- Schemas and extension (4)
@@ -47,12 +47,12 @@ SELECT columns_are(s, 'tips',
 SELECT columns_are(s, 'tip_retrievals',
                    ARRAY['skill', 'id', 'run_id', 'attempt_id', 'tip_id', 'rule_id', 'rank',
                          'similarity_score', 'outcome_value', 'outcome_confidence', 'retrieved_at',
-                         'tip_followed_llm', 'tip_followed_emb', 'tip_followed_computed_at'],
-                   format('%s.tip_retrievals has exactly the ADR columns plus the three DEF-27 columns', s))
+                         'tip_followed_llm', 'tip_followed_emb', 'tip_followed_computed_at', 'follow_probability'],
+                   format('%s.tip_retrievals has exactly the ADR columns, the three DEF-27 columns and follow_probability', s))
   FROM unnest(ARRAY['ctxgraph', 'stig', 'cve']) AS s;
 
 -- ---------------------------------------------------------------------------------------------
--- Types and nullability of every column, both skills (35 columns x 2 skills x 2 = 140).
+-- Types and nullability of every column, both skills (36 columns x 2 skills x 2 = 144).
 -- One row per column: (table, column, type, NOT NULL?).
 -- ---------------------------------------------------------------------------------------------
 CREATE TEMP TABLE contract_columns (tbl name, col name, typ text, not_null boolean, ord serial);
@@ -91,7 +91,8 @@ INSERT INTO contract_columns (tbl, col, typ, not_null) VALUES
     ('tip_retrievals', 'retrieved_at',             'timestamp with time zone', true),
     ('tip_retrievals', 'tip_followed_llm',         'boolean',                  false),
     ('tip_retrievals', 'tip_followed_emb',         'double precision',         false),
-    ('tip_retrievals', 'tip_followed_computed_at', 'timestamp with time zone', false);
+    ('tip_retrievals', 'tip_followed_computed_at', 'timestamp with time zone', false),
+    ('tip_retrievals', 'follow_probability',       'double precision',         false);
 
 SELECT col_type_is(s.skill, c.tbl, c.col, c.typ, format('%s.%s.%s is %s', s.skill, c.tbl, c.col, c.typ))
   FROM (SELECT * FROM contract_columns ORDER BY ord) AS c

@@ -1,14 +1,15 @@
 -- Privileges both ways, per role, on the parents and on each skill's tables, then the same facts
 -- seen from inside each role with SET LOCAL ROLE (the suite runs as a superuser).
 --
---   writer   the agent's write path: INSERT/SELECT the four tables, UPDATE only the write-path
---            columns, EXECUTE the write-path functions; no DEF-27 columns, no DELETE.
---   scorer   SELECT the four tables; UPDATE only tip_followed_llm/emb/computed_at and its cache
---            tips.embedding.
+--   writer   the agent's write path: INSERT/SELECT the four tables (tip_retrievals: INSERT on
+--            every column but follow_probability), UPDATE only the write-path columns, EXECUTE
+--            the write-path functions; no DEF-27 columns, no DELETE.
+--   scorer   SELECT the four tables; UPDATE only tip_followed_llm/emb/computed_at,
+--            follow_probability and its cache tips.embedding.
 --   ranker   SELECT tips (and the registries) only.
 --   analyst  SELECT everything, write nothing.
 BEGIN;
-SELECT plan(213);
+SELECT plan(217);
 
 -- ---------------------------------------------------------------------------------------------
 -- Schemas (15): USAGE only, never CREATE; nothing for PUBLIC.
@@ -27,7 +28,7 @@ INSERT INTO expected_table_privs (role_name, tbl, privs) VALUES
     ('ctxgraph_writer',  'runs',           '{INSERT,SELECT}'),
     ('ctxgraph_writer',  'attempts',       '{INSERT,SELECT}'),
     ('ctxgraph_writer',  'tips',           '{INSERT,SELECT}'),
-    ('ctxgraph_writer',  'tip_retrievals', '{INSERT,SELECT}'),
+    ('ctxgraph_writer',  'tip_retrievals', '{SELECT}'),
     ('ctxgraph_scorer',  'runs',           '{SELECT}'),
     ('ctxgraph_scorer',  'attempts',       '{SELECT}'),
     ('ctxgraph_scorer',  'tips',           '{SELECT}'),
@@ -52,7 +53,8 @@ SELECT table_privs_are(s.schema_name, e.tbl, e.role_name, e.privs,
 
 -- ---------------------------------------------------------------------------------------------
 -- Column-level grants, both ways (12): exactly these columns, for exactly these roles, on top of
--- the table-level privileges above. Nothing else is UPDATE-able by anyone.
+-- the table-level privileges above. Nothing else is UPDATE-able by anyone; the writer INSERTs
+-- tip_retrievals by column, so that it cannot set follow_probability.
 -- ---------------------------------------------------------------------------------------------
 SELECT set_eq(format('SELECT * FROM tests.column_only_privileges(%L)', s || '.runs'),
               $$VALUES ('ctxgraph_writer', 'ended_at', 'UPDATE')$$,
@@ -72,15 +74,21 @@ SELECT set_eq(format('SELECT * FROM tests.column_only_privileges(%L)', s || '.ti
   FROM unnest(ARRAY['ctxgraph', 'stig', 'cve']) AS s;
 
 SELECT set_eq(format('SELECT * FROM tests.column_only_privileges(%L)', s || '.tip_retrievals'),
-              $$VALUES ('ctxgraph_writer', 'attempt_id', 'UPDATE'), ('ctxgraph_writer', 'outcome_value', 'UPDATE'),
+              $$SELECT 'ctxgraph_writer' AS role_name, c AS column_name, 'INSERT' AS privilege
+                  FROM unnest(ARRAY['skill', 'id', 'run_id', 'attempt_id', 'tip_id', 'rule_id', 'rank', 'similarity_score',
+                                    'outcome_value', 'outcome_confidence', 'retrieved_at', 'tip_followed_llm',
+                                    'tip_followed_emb', 'tip_followed_computed_at']) AS c
+                UNION ALL
+                VALUES ('ctxgraph_writer', 'attempt_id', 'UPDATE'), ('ctxgraph_writer', 'outcome_value', 'UPDATE'),
                        ('ctxgraph_writer', 'outcome_confidence', 'UPDATE'),
                        ('ctxgraph_scorer', 'tip_followed_llm', 'UPDATE'), ('ctxgraph_scorer', 'tip_followed_emb', 'UPDATE'),
-                       ('ctxgraph_scorer', 'tip_followed_computed_at', 'UPDATE')$$,
-              format('%s.tip_retrievals: writer UPDATEs the link and outcome, scorer the three DEF-27 columns; nothing else', s))
+                       ('ctxgraph_scorer', 'tip_followed_computed_at', 'UPDATE'),
+                       ('ctxgraph_scorer', 'follow_probability', 'UPDATE')$$,
+              format('%s.tip_retrievals: writer INSERTs all but follow_probability and UPDATEs the link and outcome, scorer the DEF-27 columns and follow_probability; nothing else', s))
   FROM unnest(ARRAY['ctxgraph', 'stig', 'cve']) AS s;
 
 -- ---------------------------------------------------------------------------------------------
--- The same, column by column where it matters (34), with pgTAP's column_privs_are.
+-- The same, column by column where it matters (38), with pgTAP's column_privs_are.
 -- ---------------------------------------------------------------------------------------------
 CREATE TEMP TABLE expected_column_privs (tbl name, col name, role_name name, privs name[], ord serial);
 INSERT INTO expected_column_privs (tbl, col, role_name, privs) VALUES
@@ -93,6 +101,8 @@ INSERT INTO expected_column_privs (tbl, col, role_name, privs) VALUES
     ('tip_retrievals', 'tip_followed_llm',         'ctxgraph_scorer',  '{SELECT,UPDATE}'),
     ('tip_retrievals', 'tip_followed_emb',         'ctxgraph_scorer',  '{SELECT,UPDATE}'),
     ('tip_retrievals', 'tip_followed_computed_at', 'ctxgraph_scorer',  '{SELECT,UPDATE}'),
+    ('tip_retrievals', 'follow_probability',       'ctxgraph_writer',  '{SELECT}'),
+    ('tip_retrievals', 'follow_probability',       'ctxgraph_scorer',  '{SELECT,UPDATE}'),
     ('tip_retrievals', 'outcome_value',            'ctxgraph_scorer',  '{SELECT}'),
     ('tip_retrievals', 'attempt_id',               'ctxgraph_scorer',  '{SELECT}'),
     ('tip_retrievals', 'tip_id',                   'ctxgraph_ranker',  '{}'),

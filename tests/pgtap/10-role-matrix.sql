@@ -7,7 +7,7 @@
 -- against the catalog; then real attempts with SET LOCAL ROLE. Needs pgTAP, the fixtures of
 -- tests/fixtures/factories.sql, and a superuser (or CREATEROLE) session.
 BEGIN;
-SELECT plan(529);
+SELECT plan(565);
 
 CREATE ROLE ctxgraph_roles_probe NOLOGIN;
 -- ---------------------------------------------------------------------------------------------
@@ -67,10 +67,12 @@ SELECT set_eq(
                  ('table', 'ctxgraph.tip_evictions'),
                  ('table', 'ctxgraph.follow_verdicts'),
                  ('table', 'ctxgraph.retrieval_scores'),
+                 ('table', 'ctxgraph.follow_calibrations'),
                  ('sequence', 'ctxgraph.attempts_id_seq'),
                  ('sequence', 'ctxgraph.tips_id_seq'),
                  ('sequence', 'ctxgraph.tip_retrievals_id_seq'),
                  ('sequence', 'ctxgraph.tip_evictions_id_seq'),
+                 ('sequence', 'ctxgraph.follow_calibrations_calibration_id_seq'),
                  ('view', 'ctxgraph.tip_hit_rates'),
                  ('view', 'stig.tip_hit_rates'),
                  ('view', 'cve.tip_hit_rates'),
@@ -110,13 +112,18 @@ SELECT set_eq(
                  ('function', 'ctxgraph.tip_evidence(text, timestamp with time zone)'),
                  ('function', 'ctxgraph.rule_ranking(text, text)'),
                  ('function', 'ctxgraph.follow_label_metrics(text, bigint[], boolean[])'),
+                 ('function', 'ctxgraph.save_follow_calibration(text, text, text, text[], double precision[], double precision, text, text, integer, integer, double precision, double precision, integer, double precision, double precision, double precision)'),
+                 ('function', 'ctxgraph.current_follow_calibration(text, text)'),
                  ('function', 'ctxgraph.graded_outcome(text, boolean, integer, text)'),
                  ('function', 'ctxgraph._require_skill(text)'),
                  ('function', 'ctxgraph.param(text)'),
                  ('function', 'ctxgraph.follow_weight(boolean, double precision)'),
                  ('function', 'ctxgraph.tip_followed(boolean, double precision)'),
+                 ('function', 'ctxgraph.follow_weight(boolean, double precision, double precision)'),
+                 ('function', 'ctxgraph.tip_followed(boolean, double precision, double precision)'),
                  ('function', 'ctxgraph.known_cosine(double precision)'),
                  ('function', 'ctxgraph.follow_decision(boolean, double precision, double precision)'),
+                 ('function', 'ctxgraph.follow_decision(boolean, double precision, double precision, double precision, double precision)'),
                  ('function', 'ctxgraph.follow_verdict(text)'),
                  ('function', 'ctxgraph.wilson_lower(double precision, double precision, double precision)'),
                  ('function', 'ctxgraph.wilson_upper(double precision, double precision, double precision)'),
@@ -166,7 +173,7 @@ SELECT schema_privs_are('cve', 'ctxgraph_roles_probe', '{}'::name[],
                         'PUBLIC (a role with no grants) has no privileges on schema cve');
 
 -- ---------------------------------------------------------------------------------------------
--- Relations (290): table-level privileges of each role, both ways
+-- Relations (300): table-level privileges of each role, both ways
 -- (SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER; USAGE, SELECT, UPDATE on
 -- sequences).
 -- ---------------------------------------------------------------------------------------------
@@ -260,8 +267,8 @@ SELECT table_privs_are('cve', 'tips', 'ctxgraph_analyst', ARRAY['SELECT']::name[
                        'ctxgraph_analyst has exactly {SELECT} on table cve.tips');
 SELECT table_privs_are('cve', 'tips', 'ctxgraph_roles_probe', '{}'::name[],
                        'PUBLIC (a role with no grants) has no privileges on table cve.tips');
-SELECT table_privs_are('ctxgraph', 'tip_retrievals', 'ctxgraph_writer', ARRAY['INSERT', 'SELECT']::name[],
-                       'ctxgraph_writer has exactly {INSERT, SELECT} on table ctxgraph.tip_retrievals');
+SELECT table_privs_are('ctxgraph', 'tip_retrievals', 'ctxgraph_writer', ARRAY['SELECT']::name[],
+                       'ctxgraph_writer has exactly {SELECT} on table ctxgraph.tip_retrievals');
 SELECT table_privs_are('ctxgraph', 'tip_retrievals', 'ctxgraph_scorer', ARRAY['SELECT']::name[],
                        'ctxgraph_scorer has exactly {SELECT} on table ctxgraph.tip_retrievals');
 SELECT table_privs_are('ctxgraph', 'tip_retrievals', 'ctxgraph_ranker', '{}'::name[],
@@ -270,8 +277,8 @@ SELECT table_privs_are('ctxgraph', 'tip_retrievals', 'ctxgraph_analyst', ARRAY['
                        'ctxgraph_analyst has exactly {SELECT} on table ctxgraph.tip_retrievals');
 SELECT table_privs_are('ctxgraph', 'tip_retrievals', 'ctxgraph_roles_probe', '{}'::name[],
                        'PUBLIC (a role with no grants) has no privileges on table ctxgraph.tip_retrievals');
-SELECT table_privs_are('stig', 'tip_retrievals', 'ctxgraph_writer', ARRAY['INSERT', 'SELECT']::name[],
-                       'ctxgraph_writer has exactly {INSERT, SELECT} on table stig.tip_retrievals');
+SELECT table_privs_are('stig', 'tip_retrievals', 'ctxgraph_writer', ARRAY['SELECT']::name[],
+                       'ctxgraph_writer has exactly {SELECT} on table stig.tip_retrievals');
 SELECT table_privs_are('stig', 'tip_retrievals', 'ctxgraph_scorer', ARRAY['SELECT']::name[],
                        'ctxgraph_scorer has exactly {SELECT} on table stig.tip_retrievals');
 SELECT table_privs_are('stig', 'tip_retrievals', 'ctxgraph_ranker', '{}'::name[],
@@ -280,8 +287,8 @@ SELECT table_privs_are('stig', 'tip_retrievals', 'ctxgraph_analyst', ARRAY['SELE
                        'ctxgraph_analyst has exactly {SELECT} on table stig.tip_retrievals');
 SELECT table_privs_are('stig', 'tip_retrievals', 'ctxgraph_roles_probe', '{}'::name[],
                        'PUBLIC (a role with no grants) has no privileges on table stig.tip_retrievals');
-SELECT table_privs_are('cve', 'tip_retrievals', 'ctxgraph_writer', ARRAY['INSERT', 'SELECT']::name[],
-                       'ctxgraph_writer has exactly {INSERT, SELECT} on table cve.tip_retrievals');
+SELECT table_privs_are('cve', 'tip_retrievals', 'ctxgraph_writer', ARRAY['SELECT']::name[],
+                       'ctxgraph_writer has exactly {SELECT} on table cve.tip_retrievals');
 SELECT table_privs_are('cve', 'tip_retrievals', 'ctxgraph_scorer', ARRAY['SELECT']::name[],
                        'ctxgraph_scorer has exactly {SELECT} on table cve.tip_retrievals');
 SELECT table_privs_are('cve', 'tip_retrievals', 'ctxgraph_ranker', '{}'::name[],
@@ -410,6 +417,16 @@ SELECT table_privs_are('ctxgraph', 'retrieval_scores', 'ctxgraph_analyst', ARRAY
                        'ctxgraph_analyst has exactly {SELECT} on table ctxgraph.retrieval_scores');
 SELECT table_privs_are('ctxgraph', 'retrieval_scores', 'ctxgraph_roles_probe', '{}'::name[],
                        'PUBLIC (a role with no grants) has no privileges on table ctxgraph.retrieval_scores');
+SELECT table_privs_are('ctxgraph', 'follow_calibrations', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on table ctxgraph.follow_calibrations');
+SELECT table_privs_are('ctxgraph', 'follow_calibrations', 'ctxgraph_scorer', ARRAY['SELECT']::name[],
+                       'ctxgraph_scorer has exactly {SELECT} on table ctxgraph.follow_calibrations');
+SELECT table_privs_are('ctxgraph', 'follow_calibrations', 'ctxgraph_ranker', '{}'::name[],
+                       'ctxgraph_ranker has no privileges on table ctxgraph.follow_calibrations');
+SELECT table_privs_are('ctxgraph', 'follow_calibrations', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on table ctxgraph.follow_calibrations');
+SELECT table_privs_are('ctxgraph', 'follow_calibrations', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on table ctxgraph.follow_calibrations');
 SELECT sequence_privs_are('ctxgraph', 'attempts_id_seq', 'ctxgraph_writer', ARRAY['USAGE']::name[],
                        'ctxgraph_writer has exactly {USAGE} on sequence ctxgraph.attempts_id_seq');
 SELECT sequence_privs_are('ctxgraph', 'attempts_id_seq', 'ctxgraph_scorer', '{}'::name[],
@@ -450,6 +467,16 @@ SELECT sequence_privs_are('ctxgraph', 'tip_evictions_id_seq', 'ctxgraph_analyst'
                        'ctxgraph_analyst has no privileges on sequence ctxgraph.tip_evictions_id_seq');
 SELECT sequence_privs_are('ctxgraph', 'tip_evictions_id_seq', 'ctxgraph_roles_probe', '{}'::name[],
                        'PUBLIC (a role with no grants) has no privileges on sequence ctxgraph.tip_evictions_id_seq');
+SELECT sequence_privs_are('ctxgraph', 'follow_calibrations_calibration_id_seq', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on sequence ctxgraph.follow_calibrations_calibration_id_seq');
+SELECT sequence_privs_are('ctxgraph', 'follow_calibrations_calibration_id_seq', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on sequence ctxgraph.follow_calibrations_calibration_id_seq');
+SELECT sequence_privs_are('ctxgraph', 'follow_calibrations_calibration_id_seq', 'ctxgraph_ranker', '{}'::name[],
+                       'ctxgraph_ranker has no privileges on sequence ctxgraph.follow_calibrations_calibration_id_seq');
+SELECT sequence_privs_are('ctxgraph', 'follow_calibrations_calibration_id_seq', 'ctxgraph_analyst', '{}'::name[],
+                       'ctxgraph_analyst has no privileges on sequence ctxgraph.follow_calibrations_calibration_id_seq');
+SELECT sequence_privs_are('ctxgraph', 'follow_calibrations_calibration_id_seq', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on sequence ctxgraph.follow_calibrations_calibration_id_seq');
 SELECT table_privs_are('ctxgraph', 'tip_hit_rates', 'ctxgraph_writer', '{}'::name[],
                        'ctxgraph_writer has no privileges on view ctxgraph.tip_hit_rates');
 SELECT table_privs_are('ctxgraph', 'tip_hit_rates', 'ctxgraph_scorer', '{}'::name[],
@@ -752,7 +779,7 @@ SELECT table_privs_are('cve', 'scoring_null_reasons', 'ctxgraph_roles_probe', '{
                        'PUBLIC (a role with no grants) has no privileges on view cve.scoring_null_reasons');
 
 -- ---------------------------------------------------------------------------------------------
--- Column privileges (54): per table and view, every column privilege a role holds
+-- Column privileges (55): per table and view, every column privilege a role holds
 -- beyond its table-level privileges (what a column GRANT adds), all roles at once, both ways.
 -- ---------------------------------------------------------------------------------------------
 SELECT is(ARRAY(SELECT s.v FROM (
@@ -883,8 +910,8 @@ SELECT is(ARRAY(SELECT s.v FROM (
                     AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
                     AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
                   ORDER BY s.v COLLATE "C"),
-          ARRAY['ctxgraph_scorer UPDATE (tip_followed_computed_at)', 'ctxgraph_scorer UPDATE (tip_followed_emb)', 'ctxgraph_scorer UPDATE (tip_followed_llm)', 'ctxgraph_writer UPDATE (attempt_id)', 'ctxgraph_writer UPDATE (outcome_confidence)', 'ctxgraph_writer UPDATE (outcome_value)']::text[],
-          'column grants on ctxgraph.tip_retrievals: ctxgraph_scorer UPDATE (tip_followed_computed_at), ctxgraph_scorer UPDATE (tip_followed_emb), ctxgraph_scorer UPDATE (tip_followed_llm), ctxgraph_writer UPDATE (attempt_id), ctxgraph_writer UPDATE (outcome_confidence), ctxgraph_writer UPDATE (outcome_value)');
+          ARRAY['ctxgraph_scorer UPDATE (follow_probability)', 'ctxgraph_scorer UPDATE (tip_followed_computed_at)', 'ctxgraph_scorer UPDATE (tip_followed_emb)', 'ctxgraph_scorer UPDATE (tip_followed_llm)', 'ctxgraph_writer INSERT (attempt_id)', 'ctxgraph_writer INSERT (id)', 'ctxgraph_writer INSERT (outcome_confidence)', 'ctxgraph_writer INSERT (outcome_value)', 'ctxgraph_writer INSERT (rank)', 'ctxgraph_writer INSERT (retrieved_at)', 'ctxgraph_writer INSERT (rule_id)', 'ctxgraph_writer INSERT (run_id)', 'ctxgraph_writer INSERT (similarity_score)', 'ctxgraph_writer INSERT (skill)', 'ctxgraph_writer INSERT (tip_followed_computed_at)', 'ctxgraph_writer INSERT (tip_followed_emb)', 'ctxgraph_writer INSERT (tip_followed_llm)', 'ctxgraph_writer INSERT (tip_id)', 'ctxgraph_writer UPDATE (attempt_id)', 'ctxgraph_writer UPDATE (outcome_confidence)', 'ctxgraph_writer UPDATE (outcome_value)']::text[],
+          'column grants on ctxgraph.tip_retrievals: ctxgraph_scorer UPDATE (follow_probability), ctxgraph_scorer UPDATE (tip_followed_computed_at), ctxgraph_scorer UPDATE (tip_followed_emb), ctxgraph_scorer UPDATE (tip_followed_llm), ctxgraph_writer INSERT (attempt_id), ctxgraph_writer INSERT (id), ctxgraph_writer INSERT (outcome_confidence), ctxgraph_writer INSERT (outcome_value), ctxgraph_writer INSERT (rank), ctxgraph_writer INSERT (retrieved_at), ctxgraph_writer INSERT (rule_id), ctxgraph_writer INSERT (run_id), ctxgraph_writer INSERT (similarity_score), ctxgraph_writer INSERT (skill), ctxgraph_writer INSERT (tip_followed_computed_at), ctxgraph_writer INSERT (tip_followed_emb), ctxgraph_writer INSERT (tip_followed_llm), ctxgraph_writer INSERT (tip_id), ctxgraph_writer UPDATE (attempt_id), ctxgraph_writer UPDATE (outcome_confidence), ctxgraph_writer UPDATE (outcome_value)');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)
@@ -896,8 +923,8 @@ SELECT is(ARRAY(SELECT s.v FROM (
                     AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
                     AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
                   ORDER BY s.v COLLATE "C"),
-          ARRAY['ctxgraph_scorer UPDATE (tip_followed_computed_at)', 'ctxgraph_scorer UPDATE (tip_followed_emb)', 'ctxgraph_scorer UPDATE (tip_followed_llm)', 'ctxgraph_writer UPDATE (attempt_id)', 'ctxgraph_writer UPDATE (outcome_confidence)', 'ctxgraph_writer UPDATE (outcome_value)']::text[],
-          'column grants on stig.tip_retrievals: ctxgraph_scorer UPDATE (tip_followed_computed_at), ctxgraph_scorer UPDATE (tip_followed_emb), ctxgraph_scorer UPDATE (tip_followed_llm), ctxgraph_writer UPDATE (attempt_id), ctxgraph_writer UPDATE (outcome_confidence), ctxgraph_writer UPDATE (outcome_value)');
+          ARRAY['ctxgraph_scorer UPDATE (follow_probability)', 'ctxgraph_scorer UPDATE (tip_followed_computed_at)', 'ctxgraph_scorer UPDATE (tip_followed_emb)', 'ctxgraph_scorer UPDATE (tip_followed_llm)', 'ctxgraph_writer INSERT (attempt_id)', 'ctxgraph_writer INSERT (id)', 'ctxgraph_writer INSERT (outcome_confidence)', 'ctxgraph_writer INSERT (outcome_value)', 'ctxgraph_writer INSERT (rank)', 'ctxgraph_writer INSERT (retrieved_at)', 'ctxgraph_writer INSERT (rule_id)', 'ctxgraph_writer INSERT (run_id)', 'ctxgraph_writer INSERT (similarity_score)', 'ctxgraph_writer INSERT (skill)', 'ctxgraph_writer INSERT (tip_followed_computed_at)', 'ctxgraph_writer INSERT (tip_followed_emb)', 'ctxgraph_writer INSERT (tip_followed_llm)', 'ctxgraph_writer INSERT (tip_id)', 'ctxgraph_writer UPDATE (attempt_id)', 'ctxgraph_writer UPDATE (outcome_confidence)', 'ctxgraph_writer UPDATE (outcome_value)']::text[],
+          'column grants on stig.tip_retrievals: ctxgraph_scorer UPDATE (follow_probability), ctxgraph_scorer UPDATE (tip_followed_computed_at), ctxgraph_scorer UPDATE (tip_followed_emb), ctxgraph_scorer UPDATE (tip_followed_llm), ctxgraph_writer INSERT (attempt_id), ctxgraph_writer INSERT (id), ctxgraph_writer INSERT (outcome_confidence), ctxgraph_writer INSERT (outcome_value), ctxgraph_writer INSERT (rank), ctxgraph_writer INSERT (retrieved_at), ctxgraph_writer INSERT (rule_id), ctxgraph_writer INSERT (run_id), ctxgraph_writer INSERT (similarity_score), ctxgraph_writer INSERT (skill), ctxgraph_writer INSERT (tip_followed_computed_at), ctxgraph_writer INSERT (tip_followed_emb), ctxgraph_writer INSERT (tip_followed_llm), ctxgraph_writer INSERT (tip_id), ctxgraph_writer UPDATE (attempt_id), ctxgraph_writer UPDATE (outcome_confidence), ctxgraph_writer UPDATE (outcome_value)');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)
@@ -909,8 +936,8 @@ SELECT is(ARRAY(SELECT s.v FROM (
                     AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
                     AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
                   ORDER BY s.v COLLATE "C"),
-          ARRAY['ctxgraph_scorer UPDATE (tip_followed_computed_at)', 'ctxgraph_scorer UPDATE (tip_followed_emb)', 'ctxgraph_scorer UPDATE (tip_followed_llm)', 'ctxgraph_writer UPDATE (attempt_id)', 'ctxgraph_writer UPDATE (outcome_confidence)', 'ctxgraph_writer UPDATE (outcome_value)']::text[],
-          'column grants on cve.tip_retrievals: ctxgraph_scorer UPDATE (tip_followed_computed_at), ctxgraph_scorer UPDATE (tip_followed_emb), ctxgraph_scorer UPDATE (tip_followed_llm), ctxgraph_writer UPDATE (attempt_id), ctxgraph_writer UPDATE (outcome_confidence), ctxgraph_writer UPDATE (outcome_value)');
+          ARRAY['ctxgraph_scorer UPDATE (follow_probability)', 'ctxgraph_scorer UPDATE (tip_followed_computed_at)', 'ctxgraph_scorer UPDATE (tip_followed_emb)', 'ctxgraph_scorer UPDATE (tip_followed_llm)', 'ctxgraph_writer INSERT (attempt_id)', 'ctxgraph_writer INSERT (id)', 'ctxgraph_writer INSERT (outcome_confidence)', 'ctxgraph_writer INSERT (outcome_value)', 'ctxgraph_writer INSERT (rank)', 'ctxgraph_writer INSERT (retrieved_at)', 'ctxgraph_writer INSERT (rule_id)', 'ctxgraph_writer INSERT (run_id)', 'ctxgraph_writer INSERT (similarity_score)', 'ctxgraph_writer INSERT (skill)', 'ctxgraph_writer INSERT (tip_followed_computed_at)', 'ctxgraph_writer INSERT (tip_followed_emb)', 'ctxgraph_writer INSERT (tip_followed_llm)', 'ctxgraph_writer INSERT (tip_id)', 'ctxgraph_writer UPDATE (attempt_id)', 'ctxgraph_writer UPDATE (outcome_confidence)', 'ctxgraph_writer UPDATE (outcome_value)']::text[],
+          'column grants on cve.tip_retrievals: ctxgraph_scorer UPDATE (follow_probability), ctxgraph_scorer UPDATE (tip_followed_computed_at), ctxgraph_scorer UPDATE (tip_followed_emb), ctxgraph_scorer UPDATE (tip_followed_llm), ctxgraph_writer INSERT (attempt_id), ctxgraph_writer INSERT (id), ctxgraph_writer INSERT (outcome_confidence), ctxgraph_writer INSERT (outcome_value), ctxgraph_writer INSERT (rank), ctxgraph_writer INSERT (retrieved_at), ctxgraph_writer INSERT (rule_id), ctxgraph_writer INSERT (run_id), ctxgraph_writer INSERT (similarity_score), ctxgraph_writer INSERT (skill), ctxgraph_writer INSERT (tip_followed_computed_at), ctxgraph_writer INSERT (tip_followed_emb), ctxgraph_writer INSERT (tip_followed_llm), ctxgraph_writer INSERT (tip_id), ctxgraph_writer UPDATE (attempt_id), ctxgraph_writer UPDATE (outcome_confidence), ctxgraph_writer UPDATE (outcome_value)');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)
@@ -1067,6 +1094,19 @@ SELECT is(ARRAY(SELECT s.v FROM (
                   ORDER BY s.v COLLATE "C"),
           '{}'::text[],
           'column grants on ctxgraph.retrieval_scores: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('ctxgraph.follow_calibrations')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on ctxgraph.follow_calibrations: none');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)
@@ -1459,7 +1499,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
           'column grants on cve.scoring_null_reasons: none');
 
 -- ---------------------------------------------------------------------------------------------
--- Functions (140): EXECUTE for each role, both ways; PUBLIC never.
+-- Functions (165): EXECUTE for each role, both ways; PUBLIC never.
 -- ---------------------------------------------------------------------------------------------
 SELECT function_privs_are('ctxgraph', 'save_attempt', ARRAY['text', 'text', 'text', 'integer', 'text', 'timestamp with time zone', 'timestamp with time zone']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
@@ -1596,6 +1636,36 @@ SELECT function_privs_are('ctxgraph', 'follow_label_metrics', ARRAY['text', 'big
 SELECT function_privs_are('ctxgraph', 'follow_label_metrics', ARRAY['text', 'bigint[]', 'boolean[]']::name[],
                           'ctxgraph_roles_probe', '{}'::name[],
                           'PUBLIC (a role with no grants) may not execute ctxgraph.follow_label_metrics(text, bigint[], boolean[])');
+SELECT function_privs_are('ctxgraph', 'save_follow_calibration', ARRAY['text', 'text', 'text', 'text[]', 'double precision[]', 'double precision', 'text', 'text', 'integer', 'integer', 'double precision', 'double precision', 'integer', 'double precision', 'double precision', 'double precision']::name[],
+                          'ctxgraph_writer', '{}'::name[],
+                          'ctxgraph_writer may not execute ctxgraph.save_follow_calibration(text, text, text, text[], double precision[], double precision, text, text, integer, integer, double precision, double precision, integer, double precision, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'save_follow_calibration', ARRAY['text', 'text', 'text', 'text[]', 'double precision[]', 'double precision', 'text', 'text', 'integer', 'integer', 'double precision', 'double precision', 'integer', 'double precision', 'double precision', 'double precision']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.save_follow_calibration(text, text, text, text[], double precision[], double precision, text, text, integer, integer, double precision, double precision, integer, double precision, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'save_follow_calibration', ARRAY['text', 'text', 'text', 'text[]', 'double precision[]', 'double precision', 'text', 'text', 'integer', 'integer', 'double precision', 'double precision', 'integer', 'double precision', 'double precision', 'double precision']::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph.save_follow_calibration(text, text, text, text[], double precision[], double precision, text, text, integer, integer, double precision, double precision, integer, double precision, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'save_follow_calibration', ARRAY['text', 'text', 'text', 'text[]', 'double precision[]', 'double precision', 'text', 'text', 'integer', 'integer', 'double precision', 'double precision', 'integer', 'double precision', 'double precision', 'double precision']::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph.save_follow_calibration(text, text, text, text[], double precision[], double precision, text, text, integer, integer, double precision, double precision, integer, double precision, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'save_follow_calibration', ARRAY['text', 'text', 'text', 'text[]', 'double precision[]', 'double precision', 'text', 'text', 'integer', 'integer', 'double precision', 'double precision', 'integer', 'double precision', 'double precision', 'double precision']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.save_follow_calibration(text, text, text, text[], double precision[], double precision, text, text, integer, integer, double precision, double precision, integer, double precision, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'current_follow_calibration', ARRAY['text', 'text']::name[],
+                          'ctxgraph_writer', '{}'::name[],
+                          'ctxgraph_writer may not execute ctxgraph.current_follow_calibration(text, text)');
+SELECT function_privs_are('ctxgraph', 'current_follow_calibration', ARRAY['text', 'text']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.current_follow_calibration(text, text)');
+SELECT function_privs_are('ctxgraph', 'current_follow_calibration', ARRAY['text', 'text']::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph.current_follow_calibration(text, text)');
+SELECT function_privs_are('ctxgraph', 'current_follow_calibration', ARRAY['text', 'text']::name[],
+                          'ctxgraph_analyst', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_analyst may execute ctxgraph.current_follow_calibration(text, text)');
+SELECT function_privs_are('ctxgraph', 'current_follow_calibration', ARRAY['text', 'text']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.current_follow_calibration(text, text)');
 SELECT function_privs_are('ctxgraph', 'graded_outcome', ARRAY['text', 'boolean', 'integer', 'text']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
                           'ctxgraph_writer may execute ctxgraph.graded_outcome(text, boolean, integer, text)');
@@ -1671,6 +1741,36 @@ SELECT function_privs_are('ctxgraph', 'tip_followed', ARRAY['boolean', 'double p
 SELECT function_privs_are('ctxgraph', 'tip_followed', ARRAY['boolean', 'double precision']::name[],
                           'ctxgraph_roles_probe', '{}'::name[],
                           'PUBLIC (a role with no grants) may not execute ctxgraph.tip_followed(boolean, double precision)');
+SELECT function_privs_are('ctxgraph', 'follow_weight', ARRAY['boolean', 'double precision', 'double precision']::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph.follow_weight(boolean, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'follow_weight', ARRAY['boolean', 'double precision', 'double precision']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.follow_weight(boolean, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'follow_weight', ARRAY['boolean', 'double precision', 'double precision']::name[],
+                          'ctxgraph_ranker', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_ranker may execute ctxgraph.follow_weight(boolean, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'follow_weight', ARRAY['boolean', 'double precision', 'double precision']::name[],
+                          'ctxgraph_analyst', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_analyst may execute ctxgraph.follow_weight(boolean, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'follow_weight', ARRAY['boolean', 'double precision', 'double precision']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.follow_weight(boolean, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'tip_followed', ARRAY['boolean', 'double precision', 'double precision']::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph.tip_followed(boolean, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'tip_followed', ARRAY['boolean', 'double precision', 'double precision']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.tip_followed(boolean, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'tip_followed', ARRAY['boolean', 'double precision', 'double precision']::name[],
+                          'ctxgraph_ranker', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_ranker may execute ctxgraph.tip_followed(boolean, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'tip_followed', ARRAY['boolean', 'double precision', 'double precision']::name[],
+                          'ctxgraph_analyst', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_analyst may execute ctxgraph.tip_followed(boolean, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'tip_followed', ARRAY['boolean', 'double precision', 'double precision']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.tip_followed(boolean, double precision, double precision)');
 SELECT function_privs_are('ctxgraph', 'known_cosine', ARRAY['double precision']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
                           'ctxgraph_writer may execute ctxgraph.known_cosine(double precision)');
@@ -1701,6 +1801,21 @@ SELECT function_privs_are('ctxgraph', 'follow_decision', ARRAY['boolean', 'doubl
 SELECT function_privs_are('ctxgraph', 'follow_decision', ARRAY['boolean', 'double precision', 'double precision']::name[],
                           'ctxgraph_roles_probe', '{}'::name[],
                           'PUBLIC (a role with no grants) may not execute ctxgraph.follow_decision(boolean, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'follow_decision', ARRAY['boolean', 'double precision', 'double precision', 'double precision', 'double precision']::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph.follow_decision(boolean, double precision, double precision, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'follow_decision', ARRAY['boolean', 'double precision', 'double precision', 'double precision', 'double precision']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.follow_decision(boolean, double precision, double precision, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'follow_decision', ARRAY['boolean', 'double precision', 'double precision', 'double precision', 'double precision']::name[],
+                          'ctxgraph_ranker', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_ranker may execute ctxgraph.follow_decision(boolean, double precision, double precision, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'follow_decision', ARRAY['boolean', 'double precision', 'double precision', 'double precision', 'double precision']::name[],
+                          'ctxgraph_analyst', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_analyst may execute ctxgraph.follow_decision(boolean, double precision, double precision, double precision, double precision)');
+SELECT function_privs_are('ctxgraph', 'follow_decision', ARRAY['boolean', 'double precision', 'double precision', 'double precision', 'double precision']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.follow_decision(boolean, double precision, double precision, double precision, double precision)');
 SELECT function_privs_are('ctxgraph', 'follow_verdict', ARRAY['text']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
                           'ctxgraph_writer may execute ctxgraph.follow_verdict(text)');
@@ -2109,7 +2224,8 @@ BEGIN
                                'ctxgraph.skills',
                                'ctxgraph.failure_modes',
                                'ctxgraph.follow_verdicts',
-                               'ctxgraph.retrieval_scores'] LOOP
+                               'ctxgraph.retrieval_scores',
+                               'ctxgraph.follow_calibrations'] LOOP
         BEGIN
             EXECUTE format('SELECT 1 FROM %s LIMIT 1', rel);
         EXCEPTION WHEN insufficient_privilege THEN
@@ -2121,7 +2237,7 @@ BEGIN
     END IF;
 END
 $do$$sql$,
-                'ctxgraph_scorer: reads each of the 17 tables and views the matrix grants it SELECT on');
+                'ctxgraph_scorer: reads each of the 18 tables and views the matrix grants it SELECT on');
 SELECT lives_ok(format($$UPDATE stig.tip_retrievals SET tip_followed_llm = true, tip_followed_emb = 0.7, tip_followed_computed_at = '2026-11-30 00:00:00+00' WHERE attempt_id = %2$s$$, :roles_tip, :roles_attempt),
                 'ctxgraph_scorer: UPDATE of the three DEF-27 columns works');
 SELECT lives_ok($$INSERT INTO ctxgraph.follow_verdicts (tip_sha256, script_sha256, model, prompt_sha256, followed) VALUES (repeat('a', 64), repeat('b', 64), 'roles-test', repeat('c', 64), true)$$,
@@ -2164,6 +2280,7 @@ BEGIN
                                'ctxgraph.tip_evictions',
                                'ctxgraph.follow_verdicts',
                                'ctxgraph.retrieval_scores',
+                               'ctxgraph.follow_calibrations',
                                'ctxgraph.tip_hit_rates',
                                'stig.tip_hit_rates',
                                'cve.tip_hit_rates',
@@ -2205,7 +2322,7 @@ BEGIN
     END IF;
 END
 $do$$sql$,
-                'ctxgraph_analyst: reads each of the 54 tables and views the matrix grants it SELECT on');
+                'ctxgraph_analyst: reads each of the 55 tables and views the matrix grants it SELECT on');
 SELECT lives_ok(format($$SELECT * FROM ctxgraph.follow_label_metrics('stig', ARRAY(SELECT id FROM stig.tip_retrievals WHERE attempt_id = %2$s), ARRAY[true])$$, :roles_tip, :roles_attempt),
                 'ctxgraph_analyst: runs ctxgraph.follow_label_metrics');
 SELECT throws_ok(format($$UPDATE stig.tips SET body = 'rewritten' WHERE id = %1$s$$, :roles_tip, :roles_attempt),

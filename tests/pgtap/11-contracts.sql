@@ -11,11 +11,13 @@ SELECT plan(46);
 SELECT has_view('ctxgraph', 'scored_retrievals', 'ctxgraph.scored_retrievals exists');
 SELECT columns_are('ctxgraph', 'scored_retrievals',
     ARRAY['skill', 'retrieval_id', 'tip_id', 'attempt_key', 'attempt_id', 'run_id', 'rule_id', 'retrieved_at',
-          'credit', 'followed', 'follow_weight', 'follow_source', 'follow_decision', 'cosine', 'harmful'],
+          'credit', 'followed', 'follow_weight', 'follow_source', 'follow_decision', 'cosine', 'harmful',
+          'follow_probability'],
     'scored_retrievals has exactly the contract columns');
 SELECT columns_are('stig', 'scored_retrievals',
     ARRAY['retrieval_id', 'tip_id', 'attempt_key', 'attempt_id', 'run_id', 'rule_id', 'retrieved_at',
-          'credit', 'followed', 'follow_weight', 'follow_source', 'follow_decision', 'cosine', 'harmful'],
+          'credit', 'followed', 'follow_weight', 'follow_source', 'follow_decision', 'cosine', 'harmful',
+          'follow_probability'],
     'stig.scored_retrievals projects every column but skill');
 SELECT is(ARRAY(SELECT a.attname || ' ' || format_type(a.atttypid, a.atttypmod)
                  FROM pg_attribute AS a WHERE a.attrelid = 'ctxgraph.scored_retrievals'::regclass

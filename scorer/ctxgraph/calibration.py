@@ -1,0 +1,217 @@
+"""Calibrating the follow signal: one small logistic model from the lexical features and the cosine.
+
+A pure leaf module (numpy only). :func:`fit` fits ``P(followed) = sigmoid(intercept + w . x)`` on
+labelled examples (judge verdicts or gold labels) by penalised maximum likelihood, and
+:func:`cross_validate` scores that procedure on folds grouped by rule, so no rule is ever scored by
+a model that saw its labels. :data:`DEFAULT` is the calibration the pass uses before any has been
+fitted for a skill: fitted by ``ctxgraph calibrate`` on the STIG sample's gold labels
+(``samples/stig/gold_labels.csv``), its cross-validated figures in the README.
+
+:func:`cascade_band` picks the probability band inside which the judge is still asked: outside
+it, the calibrated probability decides, and the band is the narrowest one whose expected
+disagreement with the judge, on the cross-validated predictions, stays under a set rate.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ctxgraph.follow_signal import FEATURE_NAMES, SIGNAL_VERSION
+
+__all__ = [
+    "COSINE_FEATURE",
+    "Calibration",
+    "DEFAULT",
+    "auc",
+    "cascade_band",
+    "cross_validate",
+    "feature_names",
+    "fit",
+]
+
+COSINE_FEATURE = "cosine"
+# A cosine the embedding leg could not compute enters as this value (about the middle of the
+# observed range) together with the indicator cosine_missing, so the coefficients stay honest.
+COSINE_MISSING_VALUE = 0.5
+
+
+def feature_names() -> tuple[str, ...]:
+    return (*FEATURE_NAMES, COSINE_FEATURE, "cosine_missing")
+
+
+def design_row(lexical: dict[str, float], cosine: float | None) -> list[float]:
+    """One example's feature vector in :func:`feature_names` order."""
+    missing = cosine is None or (isinstance(cosine, float) and math.isnan(cosine))
+    return [*(float(lexical[name]) for name in FEATURE_NAMES),
+            COSINE_MISSING_VALUE if missing else float(cosine), 1.0 if missing else 0.0]
+
+
+@dataclass
+class Calibration:
+    """A fitted combination: what the pass evaluates per retrieval, and where it came from."""
+
+    feature_names: tuple[str, ...]
+    coefficients: tuple[float, ...]
+    intercept: float
+    signal_version: str = SIGNAL_VERSION
+    method: str = "logistic"
+    fitted_on: str = "labels"
+    source: str = ""
+    examples: int = 0
+    positives: int = 0
+    cv_auc: float | None = None
+    cv_accuracy: float | None = None
+    cv_folds: int | None = None
+    cascade_low: float | None = None
+    cascade_high: float | None = None
+    cascade_max_disagreement: float | None = None
+    calibration_id: int | None = None
+    extras: dict = field(default_factory=dict)
+
+    def probability(self, row: Sequence[float]) -> float:
+        z = self.intercept + sum(c * x for c, x in zip(self.coefficients, row, strict=True))
+        return 1.0 / (1.0 + math.exp(-max(-35.0, min(35.0, z))))
+
+    @classmethod
+    def from_row(cls, row: dict) -> Calibration:
+        """A calibration as ctxgraph.current_follow_calibration returns it."""
+        return cls(
+            feature_names=tuple(row["feature_names"]), coefficients=tuple(row["coefficients"]),
+            intercept=row["intercept"], signal_version=row["signal_version"], method=row["method"],
+            fitted_on=row["fitted_on"], source=row["source"], examples=row["examples"], positives=row["positives"],
+            cv_auc=row["cv_auc"], cv_accuracy=row["cv_accuracy"], cv_folds=row["cv_folds"],
+            cascade_low=row["cascade_low"], cascade_high=row["cascade_high"],
+            cascade_max_disagreement=row["cascade_max_disagreement"], calibration_id=row["calibration_id"])
+
+    def label(self) -> str:
+        """How a summary names it: the stored calibration's id and source, or the default."""
+        if self.calibration_id is None:
+            return f"{self.signal_version}, default calibration"
+        return f"{self.signal_version}, calibration {self.calibration_id} fitted on {self.fitted_on}"
+
+    def band(self) -> tuple[float, float] | None:
+        """The cascade band (the judge is asked inside it), or None when none was fitted."""
+        if self.cascade_low is None or self.cascade_high is None:
+            return None
+        return self.cascade_low, self.cascade_high
+
+    def describe(self) -> str:
+        terms = " ".join(f"{c:+.3f}*{n}" for n, c in zip(self.feature_names, self.coefficients, strict=True))
+        return f"logit p = {self.intercept:+.3f} {terms}"
+
+
+def fit(x: np.ndarray, y: np.ndarray, ridge: float = 1.0, iterations: int = 50) -> tuple[np.ndarray, float]:
+    """Penalised logistic regression by Newton steps; the intercept is not penalised."""
+    n, k = x.shape
+    design = np.hstack([np.ones((n, 1)), x])
+    beta = np.zeros(k + 1)
+    penalty = np.full(k + 1, ridge)
+    penalty[0] = 1e-6
+    for _ in range(iterations):
+        p = 1.0 / (1.0 + np.exp(-np.clip(design @ beta, -35, 35)))
+        w = p * (1 - p)
+        gradient = design.T @ (y - p) - penalty * beta
+        hessian = design.T @ (design * w[:, None]) + np.diag(penalty)
+        step = np.linalg.solve(hessian, gradient)
+        beta += step
+        if np.max(np.abs(step)) < 1e-8:
+            break
+    return beta[1:], float(beta[0])
+
+
+def auc(scores: Sequence[float], labels: Sequence[bool]) -> float | None:
+    """ROC AUC (ties count one half); None without both classes."""
+    pos = [s for s, y in zip(scores, labels, strict=True) if y]
+    neg = [s for s, y in zip(scores, labels, strict=True) if not y]
+    if not pos or not neg:
+        return None
+    order = np.argsort(np.concatenate([pos, neg]), kind="mergesort")
+    values = np.concatenate([pos, neg])[order]
+    ranks = np.empty(len(values))
+    i = 0
+    while i < len(values):
+        j = i
+        while j + 1 < len(values) and values[j + 1] == values[i]:
+            j += 1
+        ranks[i : j + 1] = (i + j) / 2 + 1
+        i = j + 1
+    rank_of = np.empty(len(values))
+    rank_of[order] = ranks
+    pos_ranks = rank_of[: len(pos)].sum()
+    return float((pos_ranks - len(pos) * (len(pos) + 1) / 2) / (len(pos) * len(neg)))
+
+
+def cross_validate(x: np.ndarray, y: np.ndarray, groups: Sequence[str], folds: int = 5,
+                   ridge: float = 1.0) -> tuple[np.ndarray, int]:
+    """Out-of-fold probabilities, folds made of whole groups (rules); returns (predictions, folds used)."""
+    distinct = sorted(set(groups))
+    folds = max(2, min(folds, len(distinct)))
+    # Deterministic assignment: groups in sorted order dealt round-robin by size, largest first.
+    sizes = {g: 0 for g in distinct}
+    for g in groups:
+        sizes[g] += 1
+    fold_of: dict[str, int] = {}
+    load = [0] * folds
+    for g in sorted(distinct, key=lambda g: (-sizes[g], g)):
+        target = min(range(folds), key=lambda f: (load[f], f))
+        fold_of[g] = target
+        load[target] += sizes[g]
+    predictions = np.full(len(y), np.nan)
+    index = np.array([fold_of[g] for g in groups])
+    for f in range(folds):
+        test = index == f
+        train = ~test
+        if test.sum() == 0 or len(set(y[train].tolist())) < 2:
+            continue
+        coef, intercept = fit(x[train], y[train], ridge)
+        predictions[test] = 1.0 / (1.0 + np.exp(-np.clip(intercept + x[test] @ coef, -35, 35)))
+    return predictions, folds
+
+
+def cascade_band(probabilities: Sequence[float], labels: Sequence[bool],
+                 max_disagreement: float) -> tuple[float, float]:
+    """The narrowest band [low, high] around 0.5 such that deciding every example outside it by the
+    probability (>= 0.5 followed) disagrees with the labels on at most max_disagreement of all
+    examples. Examples inside the band go to the judge and, by construction, agree with it."""
+    p = np.asarray(probabilities, dtype=float)
+    truth = np.asarray(labels, dtype=bool)
+    n = len(p)
+    if n == 0:
+        return 0.0, 1.0
+    wrong = (p >= 0.5) != truth
+    best = (0.0, 1.0)
+    best_width = 1.0
+    candidates = sorted(set(np.round(p, 4).tolist()) | {0.0, 0.5, 1.0})
+    lows = [c for c in candidates if c <= 0.5]
+    highs = [c for c in candidates if c >= 0.5]
+    for low in lows:
+        for high in highs:
+            outside = (p < low) | (p > high)
+            if wrong[outside].sum() / n <= max_disagreement and high - low < best_width:
+                best, best_width = (low, high), high - low
+    return best
+
+
+# The default, before a skill has its own: the fit on every gold label of the STIG sample
+# (samples/stig/gold_labels.csv: 285 labels, 177 followed; ridge 1.0), with the figures of the same
+# procedure cross-validated by rule (5 folds) and its cascade band for 3% disagreement.
+# bench/follow_signal_auc.py prints them and tests/test_follow_signal.py refits and compares.
+DEFAULT = Calibration(
+    feature_names=feature_names(),
+    coefficients=(1.4898, 2.4839, -1.5348, -1.8211, -0.6253, -0.155, 0.0597, -0.3436, 0.0),
+    intercept=-0.2192,
+    fitted_on="labels",
+    source="default: samples/stig/gold_labels.csv",
+    examples=285,
+    positives=177,
+    cv_auc=0.818,
+    cv_accuracy=0.716,
+    cv_folds=5,
+    cascade_low=0.3127,
+    cascade_high=0.8223,
+    cascade_max_disagreement=0.03,
+)

@@ -1,0 +1,517 @@
+"""The lexical follow signal: did the script *do* what the tip prescribes, and avoid what it warns against?
+
+A pure leaf module (no SQL, no model). The embedding cosine measures topic: a script about sshd
+is close to every sshd tip, whichever direction it took. This signal reads direction instead:
+
+- from the **tip**, the items it prescribes and the items it warns against: commands and their
+  options (backticked spans, or a known command word followed by options), paths, settings
+  (``Key value`` / ``key = value``), services and other technical words; a clause that says
+  "never", "do not", "avoid", "is redundant", or the part after "instead of" / "rather than",
+  puts its items on the warned side;
+- from the **script**, what its executable lines do: line continuations joined, comments removed,
+  the text of ``echo``/``printf`` and of logging helpers removed unless it is redirected into a
+  file (then it is file content), heredoc bodies kept as file content, bodies of functions that
+  are never called removed, and simple ``NAME=value`` variables expanded;
+- **agreement**: each item is looked for in that executable text; which matched is the evidence a
+  reviewer reads, and a few numbers summarise it (:class:`Features`).
+
+:mod:`ctxgraph.calibration` turns the numbers and the cosine into one calibrated probability.
+:data:`SIGNAL_VERSION` names this extraction; stored features and calibrations carry it, and a
+change to what this module extracts must change it.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import asdict, dataclass, field
+from typing import Final
+
+__all__ = [
+    "FEATURE_NAMES",
+    "SIGNAL_VERSION",
+    "Features",
+    "Item",
+    "ScriptView",
+    "TipItems",
+    "agreement",
+    "extract_script",
+    "extract_tip",
+]
+
+SIGNAL_VERSION: Final[str] = "lexical-1"
+
+# Words that run a program or edit a system; a tip naming one outside backticks still names a
+# command ("run sshd -T", "reload with systemctl reload sshd").
+_COMMANDS: Final[frozenset[str]] = frozenset("""
+    apt apt-get augenrules auditctl authselect aide awk certbot chage chattr chgrp chmod chown
+    chronyc cp crontab dnf docker dracut faillock find firewall-cmd fips-mode-setup gpasswd grep
+    grub2-mkconfig grubby groupadd install journalctl kubectl ln logrotate lvcreate lvextend mkdir
+    modprobe mount mv nft nginx openssl passwd pamtester podman psql restorecon rm rpm sed semanage
+    service setenforce setsebool sshd ssh ssh-keygen su sudo sysctl systemctl tee timedatectl
+    touch tune2fs umask update-crypto-policies useradd usermod visudo yum apachectl mysql
+    pg_ctl pg_ctlcluster redis-cli exportfs update-grub chpasswd sestatus getenforce
+""".split())
+
+# A clause with one of these warns against what it names.
+_NEGATION = re.compile(
+    r"\b(never|do not|don't|does not|dont|must not|should not|shouldn't|avoid|avoids|"
+    r"not by hand|no need|redundant|unnecessary|not needed|is wrong|are wrong|instead of|rather than)\b",
+    re.IGNORECASE,
+)
+# The part after these is what is warned against; the part before is prescribed.
+_CONTRAST = re.compile(r"\b(instead of|rather than)\b", re.IGNORECASE)
+_CLAUSES = re.compile(r"(?<=[.;!?])\s+|;\s*|\s+--\s+|\s+\u2014\s+")
+
+_BACKTICK = re.compile(r"`([^`]+)`")
+_PATH = re.compile(r"(?<![\w$}])(/(?:[\w.@+-]+|\*|<[\w-]+>)(?:/(?:[\w.@+-]+|\*|<[\w-]+>))*/?)")
+# Key value settings: CamelCase keys (sshd) or snake/lower keys with = (pwquality, auditd, sysctl).
+_SETTING_EQ = re.compile(r"\b([A-Za-z_][\w.-]*)\s*=\s*(-?[\w.%/@:-]+)")
+_SETTING_CAMEL = re.compile(r"\b([A-Z][a-z]+(?:[A-Z][a-z0-9]+)+)\s+([\w.,@%/:-]+)")
+_OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
+_WORD = re.compile(r"[A-Za-z0-9_][\w.@+:-]*")
+# Words too common in prose or scripts to say anything on their own.
+_STOP: Final[frozenset[str]] = frozenset("""
+    a an and are as at be before by can do does each every file files first for from have if in
+    into is it its line lines make not of on one only or set so that the then this to use with
+    you your yes no true false all any value values new old run check sure when where which while
+    after also must should never don't other same than instead rather etc e.g i.e via per
+    config configuration settings setting change changes fix host system service services
+""".split())
+
+
+@dataclass(frozen=True)
+class Item:
+    """One thing a tip names: ``kind`` is command, path, setting, option or word."""
+
+    kind: str
+    text: str
+
+
+@dataclass
+class TipItems:
+    prescribed: list[Item] = field(default_factory=list)
+    warned: list[Item] = field(default_factory=list)
+
+
+@dataclass
+class ScriptView:
+    """What a script's executable lines do, as text to search (one logical line per entry).
+
+    ``checks`` flags the lines that only read (grep, test, awk, diff, ...): a setting or path found
+    only there was looked at, not written, and counts half. ``writes`` flags the lines that change
+    a file (a redirect into it, sed -i, tee, cp, mv, install, ln, heredoc bodies): a path a tip warns
+    against counts only there, since reading a file is not editing it."""
+
+    lines: list[str]
+    checks: list[bool]
+    writes: list[bool]
+    text: str
+    words: frozenset[str]
+    commands: frozenset[str]
+
+
+# --- the tip ----------------------------------------------------------------------------------
+
+
+# A clause's consequence ("..., so a re-run never duplicates lines") has its own polarity: a
+# "never" there describes what the advice prevents, not what it forbids.
+_CONSEQUENCE = re.compile(r",?\s+\b(?:so that|so|otherwise|because|since|or else|or the next)\b\s+", re.IGNORECASE)
+# The warned phrase after "instead of" / "rather than" ends at a comma, a parenthesis or "and".
+_PHRASE_END = re.compile(r"[,(]|\band\b|\bso\b")
+
+
+def _clauses(text: str) -> list[tuple[str, bool]]:
+    """Split a tip into clauses, each with whether it warns (True) or prescribes (False)."""
+    out: list[tuple[str, bool]] = []
+    for sentence in _CLAUSES.split(text):
+        if not sentence or not sentence.strip():
+            continue
+        for clause in _CONSEQUENCE.split(sentence):
+            contrast = _CONTRAST.search(clause)
+            if contrast:
+                before, after = clause[: contrast.start()], clause[contrast.end():]
+                end = _PHRASE_END.search(after)
+                warned, rest = (after[: end.start()], after[end.start():]) if end else (after, "")
+                polarity = bool(_NEGATION.search(before))
+                out.append((before, polarity))
+                out.append((warned, True))
+                if rest.strip():
+                    out.append((rest, polarity))
+            else:
+                out.append((clause, bool(_NEGATION.search(clause))))
+    return out
+
+
+def _items_of(clause: str) -> list[Item]:
+    items: list[Item] = []
+    rest = clause
+    for span in _BACKTICK.findall(clause):
+        items.extend(_items_of_code(span.strip()))
+    rest = _BACKTICK.sub(" ", rest)
+    for path in _PATH.findall(rest):
+        if len(path) > 2:
+            items.append(Item("path", path.rstrip("/.")))
+    rest = _PATH.sub(" ", rest)
+    for key, value in _SETTING_EQ.findall(rest):
+        items.append(Item("setting", f"{key} {value}"))
+    for key, value in _SETTING_CAMEL.findall(rest):
+        items.append(Item("setting", f"{key} {value}"))
+    tokens = rest.replace("(", " ").replace(")", " ").replace(",", " ").split()
+    for i, token in enumerate(tokens):
+        word = token.strip(".:;'\"")
+        if word in _COMMANDS:
+            # A command word followed by its options: "sshd -T", "systemctl reload sshd".
+            tail = []
+            for nxt in tokens[i + 1 : i + 4]:
+                nxt = nxt.strip(".:;'\"")
+                if nxt.startswith("-") or (word in {"systemctl", "service", "authselect", "firewall-cmd",
+                                                    "update-crypto-policies", "faillock", "sysctl"}
+                                          and re.fullmatch(r"[\w.@-]+", nxt) and nxt.lower() not in _STOP):
+                    tail.append(nxt)
+                else:
+                    break
+            items.append(Item("command" if tail else "word", " ".join([word, *tail])))
+    for word in _WORD.findall(rest):
+        word = word.rstrip(".:-")
+        if _technical(word):
+            items.append(Item("word", word))
+    return _dedupe(items)
+
+
+def _items_of_code(code: str) -> list[Item]:
+    """A backticked span: a command line, a setting, a path or a single technical word."""
+    items: list[Item] = []
+    for path in _PATH.findall(code):
+        if len(path) > 2:
+            items.append(Item("path", path.rstrip("/.")))
+    first = code.split()[0] if code.split() else ""
+    if first in _COMMANDS or (len(code.split()) > 1 and code.split()[1].startswith("-")):
+        items.append(Item("command", _PATH.sub(lambda m: m.group(0), code)))
+    elif m := re.fullmatch(r"([A-Za-z_][\w.-]*)\s*(?:=\s*|\s+)(\S.*)", code):
+        items.append(Item("setting", f"{m.group(1)} {m.group(2)}"))
+    elif code.startswith("-") and len(code.split()) > 1:
+        items.append(Item("setting", code))     # a rule or option line: -a always,exit -F ...
+    elif code and not _PATH.fullmatch(code):
+        items.append(Item("word" if len(code.split()) == 1 else "setting", code))
+    return items
+
+
+def _technical(word: str) -> bool:
+    """A word that names something in a script rather than in prose."""
+    low = word.lower()
+    if low in _STOP or len(word) < 3:
+        return False
+    return bool(re.search(r"[_.@-]|\d", word[1:]) or re.search(r"[a-z][A-Z]", word) or word in _COMMANDS)
+
+
+def _dedupe(items: list[Item]) -> list[Item]:
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for item in items:
+        key = (item.kind, item.text.lower())
+        if key not in seen and item.text:
+            seen.add(key)
+            out.append(item)
+    return out
+
+
+def extract_tip(text: str) -> TipItems:
+    """The items a tip prescribes and the ones it warns against (an item on both sides is warned)."""
+    tip = TipItems()
+    for clause, warns in _clauses(text):
+        (tip.warned if warns else tip.prescribed).extend(_items_of(clause))
+    tip.warned = _dedupe(tip.warned)
+    warned = {(i.kind, i.text.lower()) for i in tip.warned}
+    tip.prescribed = [i for i in _dedupe(tip.prescribed) if (i.kind, i.text.lower()) not in warned]
+    return tip
+
+
+# --- the script -------------------------------------------------------------------------------
+
+_HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_]\w*)\1")
+_FUNC_DEF = re.compile(r"^\s*(?:function\s+)?([A-Za-z_][\w:-]*)\s*\(\s*\)\s*\{?\s*$|^\s*function\s+([A-Za-z_][\w:-]*)\s*\{?\s*$")
+_ASSIGN = re.compile(r"^\s*(?:readonly\s+|export\s+|declare\s+(?:-\w+\s+)?|local\s+)?([A-Za-z_]\w*)=(\"[^\"$`]*\"|'[^']*'|[^\s;\"'$`]+)\s*$")
+_MESSAGE_CMDS: Final[frozenset[str]] = frozenset({"echo", "printf"})
+_LOGGER = re.compile(r"^(log|logger|warn|warning|die|fail|info|msg|message|note|say|error|err|debug|notice|step|banner|usage|ok)(_\w+)?$", re.IGNORECASE)
+_FILE_REDIRECT = re.compile(r">>?\s*(?!&|/dev/(?:null|stderr|stdout|tty))(\S+)")
+
+
+def _strip_comment(line: str) -> str:
+    """Remove a shell comment: a # that starts a word outside quotes."""
+    quote = None
+    prev = " "
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (prev.isspace() or prev in ";&|("):
+            return line[:i]
+        prev = ch
+    return line
+
+
+def _logical_lines(script: str) -> list[tuple[str, bool]]:
+    """Logical lines (continuations joined) as (text, is_file_content)."""
+    raw = script.replace("\r\n", "\n").split("\n")
+    out: list[tuple[str, bool]] = []
+    i = 0
+    pending = ""
+    while i < len(raw):
+        line = raw[i]
+        i += 1
+        if pending:
+            line = pending + " " + line.lstrip()
+            pending = ""
+        code = _strip_comment(line)
+        if code.rstrip().endswith("\\"):
+            pending = code.rstrip()[:-1]
+            continue
+        out.append((code, False))
+        heredoc = _HEREDOC.search(code)
+        if heredoc:
+            end = heredoc.group(2)
+            while i < len(raw) and raw[i].strip() != end:
+                out.append((raw[i], True))
+                i += 1
+            i += 1
+    if pending:
+        out.append((pending, False))
+    return out
+
+
+def _functions(lines: list[tuple[str, bool]]) -> dict[str, tuple[int, int]]:
+    """Function name -> (first, last) line index of its body, by brace depth."""
+    spans: dict[str, tuple[int, int]] = {}
+    for start, (text, content) in enumerate(lines):
+        if content:
+            continue
+        m = _FUNC_DEF.match(text) or re.match(r"^\s*(?:function\s+)?([A-Za-z_][\w:-]*)\s*\(\s*\)\s*\{(.*)\}\s*;?\s*$", text)
+        if not m:
+            continue
+        name = m.group(1) or (m.group(2) if m.lastindex and m.lastindex >= 2 else None)
+        if not name:
+            continue
+        if text.count("{") and text.count("{") == text.count("}"):
+            spans[name] = (start, start)
+            continue
+        depth = text.count("{") - text.count("}")
+        end = start
+        for j in range(start + 1, len(lines)):
+            body, is_content = lines[j]
+            if not is_content:
+                depth += body.count("{") - body.count("}")
+            if depth <= 0 and (body.strip().startswith("}") or depth < 0 or j > start):
+                if depth <= 0:
+                    end = j
+                    break
+        spans[name] = (start, end)
+    return spans
+
+
+def _words_of(text: str) -> set[str]:
+    return {w.lower() for w in re.findall(r"[\w.@+:/-]+", text)}
+
+
+def _command_names(line: str) -> set[str]:
+    names = set()
+    for part in re.split(r"\|\||&&|[;|(){}`]|\$\(|\bthen\b|\bdo\b|\belse\b|\bif\b|\bwhile\b|\buntil\b|!", line):
+        tokens = part.split()
+        while tokens and (re.match(r"^[A-Za-z_]\w*=", tokens[0]) or tokens[0] in {"sudo", "exec", "command", "time", "nohup", "env"}):
+            tokens = tokens[1:]
+        if tokens:
+            names.add(tokens[0].strip("'\"").rsplit("/", 1)[-1])
+    return names
+
+
+def extract_script(script: str) -> ScriptView:
+    """The executable view of a fix script (see the module docstring for what is kept)."""
+    lines = _logical_lines(script)
+    functions = _functions(lines)
+    # Function bodies are kept only when the function is called somewhere outside its own body.
+    called: set[str] = set()
+    for index, (text, content) in enumerate(lines):
+        if content:
+            continue
+        for name in _command_names(text):
+            for fname, (start, end) in functions.items():
+                if name == fname and not (start <= index <= end):
+                    called.add(fname)
+    dead = [span for name, span in functions.items() if name not in called]
+    message_funcs = {name for name in functions if _LOGGER.match(name)}
+
+    variables: dict[str, str] = {}
+    kept: list[str] = []
+    content_lines: list[bool] = []
+    for index, (text, content) in enumerate(lines):
+        if any(start <= index <= end for start, end in dead):
+            continue
+        if content:
+            line = _expand(text, variables)
+        else:
+            m = _ASSIGN.match(text)
+            if m:
+                variables[m.group(1)] = _expand(m.group(2).strip("\"'"), variables)
+            line = _expand(_without_messages(text, message_funcs), variables)
+        if line.strip():
+            kept.append(line)
+            content_lines.append(content)
+    text = "\n".join(kept)
+    commands: set[str] = set()
+    for line in kept:
+        commands |= _command_names(line)
+    checks = [not content and _only_reads(line) for line, content in zip(kept, content_lines, strict=True)]
+    writes = [content or _writes(line) for line, content in zip(kept, content_lines, strict=True)]
+    return ScriptView(kept, checks, writes, text, frozenset(_words_of(text)), frozenset(commands))
+
+
+_WRITERS: Final[frozenset[str]] = frozenset(
+    {"cp", "mv", "install", "ln", "rm", "truncate", "chmod", "chown", "mkdir", "touch", "tee", "patch", "dd"})
+
+
+def _writes(line: str) -> bool:
+    """A line that changes a file: a redirect into one, an in-place edit, or a file-writing command."""
+    if _FILE_REDIRECT.search(line) or re.search(r"\b(sed|perl)\s+(-\w*\s+)*-i", line):
+        return True
+    return bool(_command_names(line) & _WRITERS)
+
+
+_READERS: Final[frozenset[str]] = frozenset(
+    {"grep", "egrep", "fgrep", "test", "[", "[[", "diff", "cmp", "stat", "ls", "head", "tail", "wc", "cut",
+     "awk", "sort", "uniq", "findmnt", "true", "false", "return", "exit", "local"})
+
+
+def _only_reads(line: str) -> bool:
+    """A line whose every command only reads (no redirect into a file, no sed -i)."""
+    if _FILE_REDIRECT.search(line) or re.search(r"\bsed\s+(-\w*\s+)*-i|\btee\b|\bawk\s+-i", line):
+        return False
+    names = _command_names(line)
+    return bool(names) and names <= _READERS
+
+
+def _expand(text: str, variables: dict[str, str]) -> str:
+    if "$" not in text:
+        return text
+    return re.sub(r"\$\{([A-Za-z_]\w*)\}|\$([A-Za-z_]\w*)",
+                  lambda m: variables.get(m.group(1) or m.group(2), m.group(0)), text)
+
+
+def _without_messages(line: str, message_funcs: set[str]) -> str:
+    """Drop the arguments of echo/printf/logging calls unless they are written into a file."""
+    parts = re.split(r"(\|\||&&|;)", line)
+    out = []
+    for part in parts:
+        tokens = part.split()
+        head = tokens[0] if tokens else ""
+        if head in _MESSAGE_CMDS or head in message_funcs or _LOGGER.match(head or "-"):
+            redirect = _FILE_REDIRECT.search(part)
+            if redirect and head in _MESSAGE_CMDS:
+                out.append(part)        # echo 'Key value' >> /etc/file: that is file content
+            else:
+                out.append(" ")
+        else:
+            out.append(part)
+    return "".join(out)
+
+
+# --- agreement --------------------------------------------------------------------------------
+
+FEATURE_NAMES: Final[tuple[str, ...]] = (
+    "prescribed_share",      # share of prescribed items found in the executable text (partial 0.5)
+    "prescribed_specific",   # share of prescribed commands, paths and settings found in full
+    "prescribed_best",       # the best-found prescribed command, path or setting (lists of alternatives)
+    "prescribed_missing",    # 1 when the tip prescribes something specific and none of it was found
+    "warned_share",          # share of warned-against items found
+    "warned_any",            # 1 when any warned-against command, path or setting was found
+    "no_items",              # 1 when the tip names nothing the script could show
+)
+
+
+@dataclass
+class Features:
+    values: dict[str, float]
+    evidence: dict
+
+    def vector(self) -> list[float]:
+        return [self.values[name] for name in FEATURE_NAMES]
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text.strip().strip("'\"`").lower())
+
+
+def _tokens(text: str) -> list[str]:
+    """An item's searchable tokens: words, options and paths, placeholders dropped."""
+    out = []
+    for token in re.split(r"[\s=,'\"`()]+", text.lower()):
+        token = token.strip(".:;")
+        if token and not re.fullmatch(r"<[\w-]+>|\*|\.\.\.", token):
+            out.append(token)
+    return out
+
+
+def _has(token: str, line: str) -> bool:
+    return re.search(rf"(?<![\w.-]){re.escape(token)}(?![\w-])", line) is not None
+
+
+def _match(item: Item, view: ScriptView, warned: bool = False) -> float:
+    """How fully the script's executable text shows the item, from 0 to 1.
+
+    Commands and settings are looked for line by line: the share of the item's tokens on the best
+    line that also holds its first token (the command word or the key). A setting or path seen only
+    on lines that read (grep, test, ...) counts half: the script checked it, it did not write it."""
+    text = _norm(item.text)
+    if item.kind == "word":
+        return 1.0 if re.search(rf"(?<![\w-]){re.escape(text)}(?![\w-])", view.text.lower()) else 0.0
+    if item.kind == "path":
+        path = re.sub(r"<[\w-]+>|\*", "", text).rstrip("/")
+        if not path:
+            return 0.0
+        best = 0.0
+        for line, check, write in zip(view.lines, view.checks, view.writes, strict=True):
+            if path in line.lower():
+                best = max(best, (1.0 if write else 0.0) if warned else (0.5 if check else 1.0))
+        if best == 0.0 and not warned:
+            base = path.rsplit("/", 1)[-1]
+            if len(base) > 3 and base in view.words:
+                best = 0.5
+        return best
+    tokens = _tokens(text)
+    if not tokens:
+        return 0.0
+    head, rest = tokens[0], tokens[1:]
+    best = 0.0
+    for line, check in zip(view.lines, view.checks, strict=True):
+        low = line.lower()
+        # A command counts where it runs (sshd -t), not where its name is an argument (reload sshd).
+        if not (head in _command_names(low) if item.kind == "command" else _has(head, low)):
+            continue
+        share = (1 + sum(_has(t, low) for t in rest)) / len(tokens)
+        if item.kind == "setting" and check:
+            share *= 0.5
+        best = max(best, share)
+    return best
+
+
+def agreement(tip: TipItems, view: ScriptView) -> Features:
+    """How the script's executable text agrees with the tip, with the evidence item by item."""
+    prescribed = [(item, _match(item, view)) for item in tip.prescribed]
+    warned = [(item, _match(item, view, warned=True)) for item in tip.warned]
+    specific = [(i, m) for i, m in prescribed if i.kind in {"command", "path", "setting"}]
+    warned_specific = [(i, m) for i, m in warned if i.kind in {"command", "path", "setting"}]
+    values = {
+        "prescribed_share": sum(m for _, m in prescribed) / len(prescribed) if prescribed else 0.0,
+        "prescribed_specific": sum(m for _, m in specific) / len(specific) if specific else 0.0,
+        "prescribed_best": max((m for _, m in specific), default=0.0),
+        "prescribed_missing": 1.0 if specific and all(m < 0.5 for _, m in specific) else 0.0,
+        "warned_share": sum(m for _, m in warned) / len(warned) if warned else 0.0,
+        "warned_any": max((m for _, m in warned_specific), default=0.0),
+        "no_items": 0.0 if prescribed or warned else 1.0,
+    }
+    evidence = {
+        "signal_version": SIGNAL_VERSION,
+        "prescribed": [{**asdict(i), "matched": m} for i, m in prescribed],
+        "warned": [{**asdict(i), "matched": m} for i, m in warned],
+    }
+    return Features(values, evidence)

@@ -30,7 +30,7 @@ if [ -n "${CTXGRAPH_JUDGE_URL:-}" ]; then
   echo "judge leg: $CTXGRAPH_JUDGE_URL"
 else
   echo "judge leg: CTXGRAPH_JUDGE_URL is not set, so the judge leg is skipped and follow weights come"
-  echo "from the embedding fallback (cosine >= follow.emb_threshold), as ADR-0019's failure semantics say."
+  echo "from the follow signal (follow_probability; the cosine where a row has none)."
 fi
 
 banner "1. run-6: load through the write path, then score (the end-of-run pass)"
@@ -71,7 +71,7 @@ for _ in $(seq 50); do
     2>/dev/null && { judge_up=1; break; }
   sleep 0.2
 done
-# Without the stand-in judge this step would only repeat the embedding fallback under a misleading title.
+# Without the stand-in judge this step would only repeat the judge-less scores under a misleading title.
 if [ "$judge_up" -ne 1 ]; then
   echo "demo: samples/label_judge.py did not start; see $judge_log:" >&2
   tail -n 3 "$judge_log" >&2
@@ -94,5 +94,5 @@ echo "after run-7, with the judge:"
 "$ctxgraph" evaluate --skill stig --labels "$sample/gold_labels.csv" --tips "$sample/tips.jsonl"
 
 banner "done"
-echo "HTML audit: $out/audit.html (embedding fallback), $out/audit-judged.html (with the judge)"
+echo "HTML audit: $out/audit.html (without a judge), $out/audit-judged.html (with the judge)"
 echo "Explore: psql -h '$PGHOST' -p '$PGPORT' -U '$PGUSER' -d $demo_db   (or -d $judged_db; SELECT * FROM stig.tip_hit_rates ...)"

@@ -67,6 +67,10 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--batch-size", type=_positive_int, default=256, help="retrievals per committed batch")
     score.add_argument("--no-judge", action="store_true", help="skip the LLM judge leg")
     score.add_argument("--no-embed", action="store_true", help="skip the embedding leg")
+    score.add_argument("--no-signal", action="store_true", help="skip the lexical follow signal (follow_probability)")
+    score.add_argument("--judge-policy", choices=("all", "uncertain"), default="all",
+                       help="ask the judge for every retrieval (all, the default) or only where the calibrated "
+                            "follow probability lies inside the calibration's cascade band (uncertain)")
     score.add_argument("--quiet", action="store_true", help="no progress lines")
 
     load = sub.add_parser(
@@ -92,6 +96,21 @@ def build_parser() -> argparse.ArgumentParser:
     evaluate.add_argument("--skill", required=True)
     evaluate.add_argument("--labels", required=True, type=Path, help="CSV of gold labels (see README)")
     evaluate.add_argument("--tips", type=Path, help="tips.jsonl, when the labels name tips by tip_ref")
+
+    calibrate = sub.add_parser(
+        "calibrate",
+        help="fit the follow signal's calibration on the judge's verdicts or on gold labels",
+        description="Fit the logistic combination of the lexical follow signal and the cosine that gives "
+                    "follow_probability, on the skill's judge verdicts (default) or on gold labels, cross-validated "
+                    "by rule, with the judge cascade's band; the next scoring pass uses it.",
+    )
+    calibrate.add_argument("--skill", required=True)
+    calibrate.add_argument("--labels", type=Path, help="CSV of gold labels (as for evaluate) instead of judge verdicts")
+    calibrate.add_argument("--tips", type=Path, help="tips.jsonl, when the labels name tips by tip_ref")
+    calibrate.add_argument("--max-disagreement", type=_positive_float, default=0.03,
+                           help="cascade: most expected disagreement with the judge (default 0.03)")
+    calibrate.add_argument("--folds", type=_positive_int, default=5, help="cross-validation folds by rule (default 5)")
+    calibrate.add_argument("--dry-run", action="store_true", help="fit and print, store nothing")
 
     simulate = sub.add_parser(
         "simulate",
@@ -157,6 +176,8 @@ def _score(args: argparse.Namespace) -> int:
         judge_timeout=args.judge_timeout,
         use_judge=not args.no_judge,
         use_embed=not args.no_embed,
+        use_signal=not args.no_signal,
+        judge_policy=args.judge_policy,
         batch_size=args.batch_size,
     )
     conn = _connect()
@@ -248,10 +269,46 @@ def _evaluate(args: argparse.Namespace) -> int:
           + (f", {len(result.unmatched)} labels matched nothing ({', '.join(result.unmatched[:5])})"
              if result.unmatched else ""))
     print(reports.render_text_section(section))
+    if result.signal is not None:
+        signal = reports.Section("signal", "Follow signal against gold labels", list(result.signal),
+                                 [tuple(result.signal.values())])
+        print(reports.render_text_section(signal))
     return EXIT_OK
 
 
-COMMANDS = {"score": _score, "load": _load, "audit": _audit, "evaluate": _evaluate, "simulate": _simulate}
+def _calibrate(args: argparse.Namespace) -> int:
+    import hashlib
+
+    from ctxgraph import evaluation
+
+    labels = None
+    source = None
+    if args.labels is not None:
+        try:
+            labels = evaluation.read_labels(args.labels, args.tips)
+            digest = hashlib.sha256(args.labels.read_bytes()).hexdigest()
+        except (OSError, evaluation.LabelError) as exc:
+            print(f"ctxgraph calibrate: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        source = f"{args.labels} (sha256 {digest})"
+    if args.max_disagreement >= 1:
+        print("ctxgraph calibrate: --max-disagreement is a share, below 1", file=sys.stderr)
+        return EXIT_USAGE
+    conn = _connect()
+    with conn:
+        try:
+            result = evaluation.calibrate(conn, args.skill, labels, folds=args.folds,
+                                          max_disagreement=args.max_disagreement, source=source,
+                                          save=not args.dry_run)
+        except evaluation.LabelError as exc:
+            print(f"ctxgraph calibrate: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    print(result.render())
+    return EXIT_OK
+
+
+COMMANDS = {"score": _score, "load": _load, "audit": _audit, "evaluate": _evaluate, "simulate": _simulate,
+            "calibrate": _calibrate}
 
 
 def _refused_by_write_path(exc: BaseException) -> bool:

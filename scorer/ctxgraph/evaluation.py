@@ -15,9 +15,13 @@ from pathlib import Path
 
 import psycopg
 
+import numpy as np
+
+from ctxgraph import calibration as cal
+from ctxgraph.follow_signal import SIGNAL_VERSION
 from ctxgraph.store import Client, Store, require_skill
 
-__all__ = ["Evaluation", "LabelError", "evaluate_labels", "read_labels"]
+__all__ = ["CalibrationResult", "Evaluation", "LabelError", "calibrate", "evaluate_labels", "read_labels"]
 
 TRUE = {"true", "t", "yes", "y", "1", "followed"}
 FALSE = {"false", "f", "no", "n", "0", "ignored"}
@@ -34,6 +38,7 @@ class Evaluation:
     unmatched: list[str]
     columns: list[str]
     rows: list[tuple]
+    signal: dict | None = None
 
 
 def read_labels(path: Path, tips_path: Path | None = None) -> list[dict]:
@@ -101,7 +106,93 @@ def evaluate_labels(conn: psycopg.Connection, skill: str, labels: list[dict]) ->
             ids.append(retrieval_id)
             gold.append(label["followed"])
     metrics = Client(conn).follow_label_metrics(skill, ids, gold)
+    signal = _signal_row(conn, skill, ids, gold)
     conn.rollback()
     columns = list(metrics[0]) if metrics else []
     rows = [tuple(row.values()) for row in metrics]
-    return Evaluation(len(labels), len(ids), unmatched, columns, rows)
+    return Evaluation(len(labels), len(ids), unmatched, columns, rows, signal)
+
+
+def _signal_row(conn: psycopg.Connection, skill: str, ids: list[int], gold: list[bool]) -> dict | None:
+    """The follow signal's leg against the same labels: the stored probabilities' AUC and accuracy at 0.5."""
+    probabilities = {r["retrieval_id"]: r["follow_probability"] for r in Client(conn).scored_retrievals(skill)
+                     if r["follow_probability"] is not None}
+    pairs = [(probabilities[i], g) for i, g in zip(ids, gold, strict=True) if i in probabilities]
+    if not pairs:
+        return None
+    scores, labels = [p for p, _ in pairs], [g for _, g in pairs]
+    return {"leg": "signal (follow_probability)", "labels": len(pairs),
+            "accuracy": float(np.mean([(p >= 0.5) == g for p, g in pairs])), "roc_auc": cal.auc(scores, labels)}
+
+
+@dataclass
+class CalibrationResult:
+    calibration: cal.Calibration
+    saved: bool
+    judged_share_expected: float
+
+    def render(self) -> str:
+        c = self.calibration
+        f = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+        lines = [
+            f"ctxgraph calibrate: {c.examples} examples ({c.positives} followed), fitted on {c.fitted_on}: {c.source}",
+            f"  cross-validated by rule ({c.cv_folds} folds): ROC AUC {f(c.cv_auc)}, accuracy {f(c.cv_accuracy)}",
+            f"  {c.describe()}",
+        ]
+        if c.cascade_low is not None:
+            lines.append(f"  cascade band [{c.cascade_low:.3f}, {c.cascade_high:.3f}] for at most "
+                         f"{c.cascade_max_disagreement:.1%} disagreement with the labels: the judge would be asked "
+                         f"for about {self.judged_share_expected:.0%} of retrievals")
+        lines.append(f"  stored as calibration {c.calibration_id}" if self.saved else "  not stored (--dry-run)")
+        return "\n".join(lines)
+
+
+def calibrate(conn: psycopg.Connection, skill: str, labels: list[dict] | None = None, *, folds: int = 5,
+              max_disagreement: float = 0.03, ridge: float = 1.0, source: str | None = None,
+              save: bool = True) -> CalibrationResult:
+    """Fit the follow signal's calibration on the judge's verdicts (labels None) or on gold labels.
+
+    Examples are the skill's retrievals whose stored follow evidence has the current signal version
+    (a scoring pass writes it). Figures are cross-validated by rule; the cascade band comes from
+    the out-of-fold predictions. Raises LabelError when there is nothing to fit on."""
+    require_skill(conn, skill)
+    store = Store(conn)
+    if labels is None:
+        examples = [(rid, rule, feats, cos, verdict) for rid, rule, feats, cos, verdict
+                    in store.signal_examples(skill, SIGNAL_VERSION) if verdict is not None]
+        fitted_on = "judge"
+        source = source or f"judge verdicts stored on skill {skill}"
+    else:
+        by_line = {}
+        for line, rid in store.resolve_labels(skill, labels):
+            by_line.setdefault(line, []).append(rid)
+        gold = {rid: label["followed"] for label in labels for rid in by_line.get(label["line"], [])}
+        examples = [(rid, rule, feats, cos, gold[rid]) for rid, rule, feats, cos, _
+                    in store.signal_examples(skill, SIGNAL_VERSION, sorted(gold))]
+        fitted_on = "labels"
+        source = source or "gold labels"
+    if len({bool(e[4]) for e in examples}) < 2:
+        raise LabelError(f"nothing to calibrate on: {len(examples)} scored retrievals with a "
+                         f"{'judge verdict' if labels is None else 'label'} and {SIGNAL_VERSION} evidence, "
+                         "and both followed and ignored are needed (run ctxgraph score first)")
+    x = np.array([cal.design_row(feats, cos) for _, _, feats, cos, _ in examples])
+    y = np.array([bool(e[4]) for e in examples], dtype=float)
+    groups = [e[1] for e in examples]
+    predictions, folds_used = cal.cross_validate(x, y, groups, folds, ridge)
+    known = ~np.isnan(predictions)
+    cv_auc = cal.auc(predictions[known].tolist(), y[known].astype(bool).tolist())
+    cv_accuracy = float(np.mean((predictions[known] >= 0.5) == y[known].astype(bool))) if known.any() else None
+    low, high = cal.cascade_band(predictions[known].tolist(), y[known].astype(bool).tolist(), max_disagreement)
+    inside = float(np.mean((predictions[known] >= low) & (predictions[known] <= high))) if known.any() else 1.0
+    coefficients, intercept = cal.fit(x, y, ridge)
+    result = cal.Calibration(
+        feature_names=cal.feature_names(), coefficients=tuple(float(c) for c in coefficients), intercept=intercept,
+        fitted_on=fitted_on, source=source, examples=len(examples), positives=int(y.sum()), cv_auc=cv_auc,
+        cv_accuracy=cv_accuracy, cv_folds=folds_used, cascade_low=low, cascade_high=high,
+        cascade_max_disagreement=max_disagreement)
+    if save:
+        result.calibration_id = Client(conn).save_follow_calibration(
+            skill, result.signal_version, result.method, result.feature_names, result.coefficients,
+            result.intercept, fitted_on, source, result.examples, result.positives, cv_auc, cv_accuracy,
+            folds_used, low, high, max_disagreement)
+    return CalibrationResult(result, save, inside)

@@ -8,7 +8,14 @@ results back in batches:
 - the judge leg asks an OpenAI-compatible server whether the script followed the tip
   (``tip_followed_llm``); answers are cached by content, model and prompt, so a question is
   never asked twice;
-- the embedding leg stores the cosine between tip and script (``tip_followed_emb``).
+- the embedding leg stores the cosine between tip and script (``tip_followed_emb``);
+- the follow signal (:mod:`ctxgraph.follow_signal`) reads what the script's executable lines do
+  against what the tip prescribes and warns against, and the skill's latest calibration
+  (:mod:`ctxgraph.calibration`; a documented default before the first) turns it and the cosine
+  into ``follow_probability``, with the matched items kept as evidence in
+  ``ctxgraph.retrieval_scores.follow_evidence``. With ``judge_policy='uncertain'`` the judge is
+  asked only where that probability falls inside the calibration's cascade band; rows decided
+  without it say so (``llm_status = 'decided_by_signal'``).
 
 Failure semantics (ADR-0019, DESIGN.md): a row whose leg failed *transiently* (HTTP error, timeout,
 judge unreachable, model missing) keeps ``tip_followed_computed_at`` NULL, so the next pass retries
@@ -34,6 +41,8 @@ from pathlib import Path
 import numpy as np
 import psycopg
 
+from ctxgraph import calibration as calibration_leg
+from ctxgraph import follow_signal
 from ctxgraph import judge as judge_leg
 from ctxgraph.runlog import AttemptRecord, ScriptIndex, read_run_log
 from ctxgraph.store import CachedVerdict, ClaimedRow, Client, RowScore, Store, VerdictKey
@@ -63,6 +72,8 @@ class PassConfig:
     batch_size: int = 256
     embed_model_path: str | None = None
     prompts_dir: Path | None = None
+    judge_policy: str = "all"
+    use_signal: bool = True
 
 
 @dataclass
@@ -79,7 +90,11 @@ class PassSummary:
     llm_status: Counter[str] = field(default_factory=Counter)
     emb_status: Counter[str] = field(default_factory=Counter)
     judge_calls: int = 0
+    judge_calls_saved: int = 0
     judge_cache_hits: int = 0
+    signal_written: int = 0
+    signal_status: Counter[str] = field(default_factory=Counter)
+    calibration: str | None = None
     judge_seconds: float = 0.0
     embed_seconds: float = 0.0
     total_seconds: float = 0.0
@@ -105,13 +120,20 @@ class PassSummary:
             f"{self.judge_seconds:.1f} s",
             f"  embedding leg ({self.embed_model or 'off'}): {self.emb_written} cosines written, "
             f"{self.embed_seconds:.1f} s",
+            f"  follow signal ({self.calibration or 'off'}): {self.signal_written} probabilities written",
         ]
+        if self.judge_calls_saved:
+            lines.append(f"  judge cascade: {self.judge_calls} questions asked, {self.judge_calls_saved} not asked "
+                         "(the calibrated probability was outside the cascade band)")
         llm_nulls = {k: v for k, v in self.llm_status.items() if k != "judged"}
         emb_nulls = {k: v for k, v in self.emb_status.items() if k != "computed"}
         if llm_nulls:
             lines.append("  tip_followed_llm NULL by reason: " + _counts(llm_nulls))
         if emb_nulls:
             lines.append("  tip_followed_emb NULL by reason: " + _counts(emb_nulls))
+        signal_nulls = {k: v for k, v in self.signal_status.items() if k != "computed"}
+        if signal_nulls:
+            lines.append("  follow_probability NULL by reason: " + _counts(signal_nulls))
         if self.log_problems:
             lines.append("  run-log problems (lines skipped or incomplete): " + _counts(self.log_problems))
         if self.effects_fitted is not None:
@@ -130,6 +152,13 @@ def sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
+def _fallback(config: PassConfig) -> str:
+    """What decides the follow weight when the judge is silent, for the pass's notes."""
+    if config.use_signal:
+        return "the follow signal (follow_probability)"
+    return "the embedding fallback (cosine >= follow.emb_threshold)"
+
+
 class _JudgeLeg:
     """The judge leg for one pass: either a client, or the reason it is off."""
 
@@ -139,7 +168,7 @@ class _JudgeLeg:
         self.prompt_sha: str | None = None
         if not config.use_judge:
             self.off_status = "judge_disabled"
-            summary.notes.append("judge leg off (--no-judge): follow weights come from the embedding fallback")
+            summary.notes.append(f"judge leg off (--no-judge): follow weights come from {_fallback(config)}")
             return
         prompt = judge_leg.load_prompt(config.skill, config.prompts_dir)
         if prompt is None:
@@ -153,7 +182,7 @@ class _JudgeLeg:
             self.off_status = "judge_not_configured"
             summary.notes.append(
                 "judge leg skipped: no judge server (--judge-url or CTXGRAPH_JUDGE_URL); "
-                "tip_followed_llm stays NULL and follow weights come from the embedding fallback"
+                f"tip_followed_llm stays NULL and follow weights come from {_fallback(config)}"
             )
             return
         model = config.judge_model
@@ -235,6 +264,39 @@ class _EmbedLeg:
         return result
 
 
+class _SignalLeg:
+    """The follow signal for one pass: the calibration in force, and each text's extraction once."""
+
+    def __init__(self, conn: psycopg.Connection, config: PassConfig, summary: PassSummary) -> None:
+        self.off_status: str | None = None
+        self.calibration = calibration_leg.DEFAULT
+        self._tips: dict[str, follow_signal.TipItems] = {}
+        self._scripts: dict[str, follow_signal.ScriptView] = {}
+        if not config.use_signal:
+            self.off_status = "signal_disabled"
+            return
+        row = Client(conn).current_follow_calibration(config.skill, follow_signal.SIGNAL_VERSION)
+        conn.commit()
+        if row is not None:
+            self.calibration = calibration_leg.Calibration.from_row(row)
+        summary.calibration = self.calibration.label()
+
+    def score(self, tip: str, script: str, digest: str, cosine: float | None) -> tuple[float, dict]:
+        if tip not in self._tips:
+            self._tips[tip] = follow_signal.extract_tip(tip)
+        if digest not in self._scripts:
+            self._scripts[digest] = follow_signal.extract_script(script)
+        features = follow_signal.agreement(self._tips[tip], self._scripts[digest])
+        probability = self.calibration.probability(calibration_leg.design_row(features.values, cosine))
+        evidence = {
+            "signal_version": follow_signal.SIGNAL_VERSION,
+            "features": features.values,
+            "prescribed": [[i["kind"], i["text"], round(i["matched"], 3)] for i in features.evidence["prescribed"]],
+            "warned": [[i["kind"], i["text"], round(i["matched"], 3)] for i in features.evidence["warned"]],
+        }
+        return probability, evidence
+
+
 def _script_for(row: ClaimedRow, index: ScriptIndex) -> AttemptRecord | None:
     """The attempt the retrieval belongs to: by attempt id (or its number), else by time window."""
     if row.attempt_id is not None:
@@ -276,6 +338,12 @@ def run_pass(
 
     judge = _JudgeLeg(config, summary)
     embed = _EmbedLeg(config, summary)
+    signal = _SignalLeg(conn, config, summary)
+    if config.judge_policy == "uncertain" and judge.client is not None:
+        band = signal.calibration.band()
+        if band is None:
+            summary.notes.append("judge cascade: the calibration in force has no cascade band; the judge is "
+                                 "asked everywhere (run ctxgraph calibrate to fit one)")
 
     tried: list[int] = []
     while True:
@@ -284,7 +352,7 @@ def run_pass(
             conn.rollback()
             break
         tried.extend(row.retrieval_id for row in rows)
-        scores = _score_batch(store, config, rows, index, judge, embed, summary)
+        scores = _score_batch(store, config, rows, index, judge, embed, signal, summary)
         store.write_scores(config.skill, scores)
         conn.commit()
         summary.claimed += len(rows)
@@ -312,6 +380,7 @@ def _score_batch(
     index: ScriptIndex,
     judge: _JudgeLeg,
     embed: _EmbedLeg,
+    signal: _SignalLeg,
     summary: PassSummary,
 ) -> list[RowScore]:
     scripts: dict[int, str | None] = {}
@@ -339,6 +408,20 @@ def _score_batch(
             emb_status[row.retrieval_id] = "computed" if cosine is not None else "nan"
         summary.embed_seconds += time.perf_counter() - began
 
+    probability: dict[int, float] = {}
+    evidence: dict[int, dict] = {}
+    if signal.off_status is None:
+        for row, script, digest in with_script:
+            probability[row.retrieval_id], evidence[row.retrieval_id] = signal.score(
+                row.tip_body, script, digest, emb_value.get(row.retrieval_id))
+
+    # The cascade: with judge_policy 'uncertain', a row whose probability lies outside the band is
+    # decided by the signal (a cached verdict is still used: it costs nothing).
+    band = signal.calibration.band() if config.judge_policy == "uncertain" and signal.off_status is None else None
+
+    def needs_judge(rid: int) -> bool:
+        return band is None or rid not in probability or band[0] <= probability[rid] <= band[1]
+
     llm_value: dict[int, bool | None] = {}
     llm_status: dict[int, str] = {}
     llm_retry: set[int] = set()
@@ -350,7 +433,9 @@ def _score_batch(
         }
         cached = store.cached_verdicts(keys.values())
         texts = {keys[row.retrieval_id]: (row.tip_body, s) for row, s, _ in with_script}
-        to_ask = [key for key in dict.fromkeys(keys.values()) if key not in cached]
+        wanted = {key for rid, key in keys.items() if needs_judge(rid)}
+        summary.judge_calls_saved += len({k for k in keys.values() if k not in cached and k not in wanted})
+        to_ask = [key for key in dict.fromkeys(keys.values()) if key not in cached and key in wanted]
         summary.judge_cache_hits += sum(1 for key in keys.values() if key in cached)
         fresh: dict[VerdictKey, CachedVerdict] = {}
         transient: dict[VerdictKey, str] = {}
@@ -368,7 +453,10 @@ def _score_batch(
             store.save_verdicts(fresh)
         answers = {**cached, **fresh}
         for retrieval_id, key in keys.items():
-            if key in answers:
+            if key not in answers and key not in wanted:
+                llm_value[retrieval_id] = None
+                llm_status[retrieval_id] = "decided_by_signal"
+            elif key in answers:
                 answer = answers[key]
                 llm_value[retrieval_id] = answer.followed
                 llm_status[retrieval_id] = "judged" if answer.followed is not None else (answer.error or "unparseable")
@@ -390,6 +478,10 @@ def _score_batch(
             e_status = embed.off_status or emb_status.get(rid, "nan")
         llm = llm_value.get(rid)
         emb = emb_value.get(rid)
+        p = probability.get(rid)
+        s_status = signal.off_status or ("computed" if p is not None else "no_script")
+        summary.signal_status[s_status] += 1
+        summary.signal_written += p is not None
         summary.llm_status[l_status] += 1
         summary.emb_status[e_status] += 1
         summary.llm_written += llm is not None
@@ -408,6 +500,11 @@ def _score_batch(
                 embed_model=embed.embedder.model_name if embed.embedder is not None and emb is not None else None,
                 embed_mode=embed.mode if emb is not None else None,
                 script_sha256=digest_of.get(rid),
+                follow_probability=p,
+                signal_status=s_status,
+                calibration_id=signal.calibration.calibration_id if p is not None else None,
+                signal_version=follow_signal.SIGNAL_VERSION if p is not None else None,
+                follow_evidence=evidence.get(rid),
             )
         )
     return scores

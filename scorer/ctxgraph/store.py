@@ -25,6 +25,7 @@ import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.rows import dict_row
+from psycopg.types.json import Jsonb
 
 __all__ = [
     "AuditFileError",
@@ -106,6 +107,11 @@ class RowScore:
     embed_model: str | None
     embed_mode: str | None
     script_sha256: str | None
+    follow_probability: float | None = None
+    signal_status: str = "signal_skipped"
+    calibration_id: int | None = None
+    signal_version: str | None = None
+    follow_evidence: dict | None = None
 
 
 @dataclass(frozen=True)
@@ -252,6 +258,27 @@ class Client:
         """<skill>.scored_retrievals: one row per retrieval with its credit and follow weight (all runs or one)."""
         return self._view(skill, "scored_retrievals", "retrieval_id", "(%s::text IS NULL OR run_id = %s)",
                           [run_id, run_id])
+
+    # -- the follow signal's calibration -------------------------------------------------------------------
+    def save_follow_calibration(self, skill: str, signal_version: str, method: str, feature_names: Sequence[str],
+                                coefficients: Sequence[float], intercept: float, fitted_on: str, source: str,
+                                examples: int, positives: int, cv_auc: float | None = None,
+                                cv_accuracy: float | None = None, cv_folds: int | None = None,
+                                cascade_low: float | None = None, cascade_high: float | None = None,
+                                cascade_max_disagreement: float | None = None) -> int:
+        """ctxgraph.save_follow_calibration: store a fitted calibration with its provenance; returns its id."""
+        return int(self._call(
+            "save_follow_calibration",
+            [skill, signal_version, method, _Typed(list(feature_names), "text[]"),
+             _Typed([float(c) for c in coefficients], "double precision[]"), float(intercept), fitted_on, source,
+             int(examples), int(positives)],
+            {"cv_auc": cv_auc, "cv_accuracy": cv_accuracy, "cv_folds": cv_folds, "cascade_low": cascade_low,
+             "cascade_high": cascade_high, "cascade_max_disagreement": cascade_max_disagreement}))
+
+    def current_follow_calibration(self, skill: str, signal_version: str) -> Row | None:
+        """ctxgraph.current_follow_calibration: the skill's latest calibration for a signal version, or None."""
+        rows = self._call("current_follow_calibration", [skill, signal_version], rows=True)
+        return rows[0] if rows else None
 
     def follow_label_metrics(self, skill: str, retrieval_ids: Sequence[int], gold: Sequence[bool]) -> list[Row]:
         """ctxgraph.follow_label_metrics: each leg against gold labels (accuracy, kappa, AUC, thresholds)."""
@@ -418,15 +445,17 @@ class Store:
             UPDATE ctxgraph.tip_retrievals AS r
                SET tip_followed_llm = v.llm,
                    tip_followed_emb = v.emb,
+                   follow_probability = v.probability,
                    tip_followed_computed_at = CASE WHEN v.stamp THEN clock_timestamp() END
-              FROM unnest(%s::bigint[], %s::boolean[], %s::double precision[], %s::boolean[])
-                   AS v (id, llm, emb, stamp)
+              FROM unnest(%s::bigint[], %s::boolean[], %s::double precision[], %s::double precision[],
+                          %s::boolean[]) AS v (id, llm, emb, probability, stamp)
              WHERE r.skill = %s AND r.id = v.id AND r.tip_followed_computed_at IS NULL
             """,
             (
                 [s.retrieval_id for s in scores],
                 [s.llm for s in scores],
                 [s.emb for s in scores],
+                [s.follow_probability for s in scores],
                 [s.stamp for s in scores],
                 skill,
             ),
@@ -436,15 +465,18 @@ class Store:
             """
             INSERT INTO ctxgraph.retrieval_scores AS s
                    (skill, retrieval_id, llm_status, emb_status, judge_model, prompt_sha256, embed_model,
-                    embed_mode, script_sha256, scored_at)
+                    embed_mode, script_sha256, signal_status, calibration_id, signal_version, follow_evidence,
+                    scored_at)
             SELECT %s, v.*, clock_timestamp()
               FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[],
-                          %s::text[]) AS v
+                          %s::text[], %s::text[], %s::bigint[], %s::text[], %s::jsonb[]) AS v
             ON CONFLICT (skill, retrieval_id) DO UPDATE
                SET llm_status = excluded.llm_status, emb_status = excluded.emb_status,
                    judge_model = excluded.judge_model, prompt_sha256 = excluded.prompt_sha256,
                    embed_model = excluded.embed_model, embed_mode = excluded.embed_mode,
-                   script_sha256 = excluded.script_sha256, scored_at = excluded.scored_at
+                   script_sha256 = excluded.script_sha256, signal_status = excluded.signal_status,
+                   calibration_id = excluded.calibration_id, signal_version = excluded.signal_version,
+                   follow_evidence = excluded.follow_evidence, scored_at = excluded.scored_at
             """,
             (
                 skill,
@@ -456,6 +488,10 @@ class Store:
                 [s.embed_model for s in scores],
                 [s.embed_mode for s in scores],
                 [s.script_sha256 for s in scores],
+                [s.signal_status for s in scores],
+                [s.calibration_id for s in scores],
+                [s.signal_version for s in scores],
+                [Jsonb(s.follow_evidence) if s.follow_evidence is not None else None for s in scores],
             ),
         )
         return written
@@ -481,6 +517,24 @@ class Store:
                                  (ended_at, skill, run_id)).rowcount
 
     # -- ctxgraph evaluate: gold labels to retrieval ids -------------------------------------------------
+    def signal_examples(self, skill: str, signal_version: str,
+                        retrieval_ids: Sequence[int] | None = None) -> list[tuple[int, str, dict, float | None, bool | None]]:
+        """(retrieval id, rule, stored lexical features, cosine, judge verdict) of the skill's retrievals
+        whose follow evidence has this signal version; all of them, or only ``retrieval_ids``."""
+        rows = self.conn.execute(
+            """
+            SELECT r.id, r.rule_id, s.follow_evidence -> 'features', ctxgraph.known_cosine(r.tip_followed_emb),
+                   r.tip_followed_llm
+              FROM ctxgraph.retrieval_scores AS s
+              JOIN ctxgraph.tip_retrievals AS r ON r.skill = s.skill AND r.id = s.retrieval_id
+             WHERE s.skill = %s AND s.signal_version = %s AND s.follow_evidence ? 'features'
+               AND (%s::bigint[] IS NULL OR r.id = ANY (%s::bigint[]))
+             ORDER BY r.id
+            """,
+            (skill, signal_version, retrieval_ids, retrieval_ids),
+        ).fetchall()
+        return [(int(a), b, c, d, e) for a, b, c, d, e in rows]
+
     def resolve_labels(self, skill: str, labels: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
         """Return (label line, retrieval id) for every retrieval a label names, in one statement.
 

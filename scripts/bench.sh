@@ -8,6 +8,9 @@
 #   3. A grid of simulated worlds (bench/simulate_grid.py, docs/simulator.md): how well the utility
 #      columns, eviction and the detector views recover a known truth; one line per world, plus the
 #      default world on the release before the effects (@v0.4.0). About 3 minutes.
+#   4. The follow signal against every labelled pair set (bench/follow_signal_auc.py): ROC AUC of the
+#      cosine and of the calibrated lexical signal, cross-validated by rule, and the judge cascade's
+#      calls saved and agreement. About 1 minute, no database.
 # Every database is dropped on every exit. About 13 minutes on 2 cores.
 #
 # Knobs (environment):
@@ -18,6 +21,7 @@
 #   BENCH_SCORING_PASS=0         skip part 2
 #   BENCH_SIMULATE=0             skip part 3; BENCH_SIMULATE_SEED (1) its seed, BENCH_SIMULATE_BASELINE
 #                                (@v0.4.0; empty: no baseline line) the change the "before" line deploys to
+#   BENCH_FOLLOW_SIGNAL=0        skip part 4
 #   BENCH_OUT=DIR                keep results.json, the plans and scoring_pass.txt in DIR
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -91,6 +95,13 @@ if [ "$simulate" != "0" ]; then
   say "simulated worlds measured"
 fi
 
+# Part 4: the follow signal on the labelled pairs (no database).
+follow_signal_status=0
+if [ "${BENCH_FOLLOW_SIGNAL:-1}" != "0" ]; then
+  HF_HUB_OFFLINE=1 .venv/bin/python bench/follow_signal_auc.py >"$out/follow_signal.txt" 2>&1 || follow_signal_status=$?
+  say "follow signal measured"
+fi
+
 printf '\n== EXPLAIN (ANALYZE, BUFFERS) of the ranker read (50 candidate tips)\n\n'
 cat "$out/plan.txt"
 if [ "$scoring_pass" != "0" ]; then
@@ -105,6 +116,12 @@ if [ "$simulate" != "0" ]; then
   cat "$out/simulate_grid.txt"
   if [ "$simulate_status" -ne 0 ]; then printf 'bench: the simulated worlds failed (exit %s)\n' "$simulate_status"; fi
 fi
+if [ "${BENCH_FOLLOW_SIGNAL:-1}" != "0" ]; then
+  printf '\n== follow signal (bench/follow_signal_auc.py)\n\n'
+  cat "$out/follow_signal.txt"
+  if [ "$follow_signal_status" -ne 0 ]; then printf 'bench: the follow-signal benchmark failed (exit %s)\n' "$follow_signal_status"; fi
+fi
 if [ "$own_out" -eq 0 ]; then printf '\nresults kept in %s\n' "$out"; fi
 if [ "$pass_status" -ne 0 ]; then exit "$pass_status"; fi
+if [ "$follow_signal_status" -ne 0 ]; then exit "$follow_signal_status"; fi
 exit "$simulate_status"

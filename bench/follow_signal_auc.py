@@ -1,0 +1,146 @@
+"""How well each follow signal separates followed from ignored tips, on every labelled pair set.
+
+Sets: the STIG sample's gold labels (samples/stig/gold_labels.csv, scripts in samples/stig/scripts),
+the hand-labelled pairs tests/data/follow_pairs.jsonl and the held-out sets
+tests/data/follow_pairs_holdout_*.jsonl. For each: the cosine's ROC AUC, the lexical signal's
+calibrated probability cross-validated by rule (folds of whole rules: never scored by a model that
+saw its labels), and the default calibration (fitted on the gold labels) applied unchanged to the
+other sets. Usage: python bench/follow_signal_auc.py [--json] [--cosine-cache PATH] [--no-cosine]
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scorer"))
+
+from ctxgraph import calibration as cal  # noqa: E402
+from ctxgraph.follow_signal import agreement, extract_script, extract_tip  # noqa: E402
+
+
+def gold_pairs() -> list[dict]:
+    sample = ROOT / "samples" / "stig"
+    bodies = {}
+    for line in (sample / "tips.jsonl").read_text().splitlines():
+        if line.strip():
+            item = json.loads(line)
+            bodies[item["tip_ref"]] = item["body"]
+    pairs = []
+    with (sample / "gold_labels.csv").open(newline="") as handle:
+        for row in csv.DictReader(handle):
+            script = sample / "scripts" / row["run_id"] / row["rule_id"] / f"attempt-{row['attempt_number']}.sh"
+            pairs.append({"id": f"{row['run_id']}/{row['rule_id']}/{row['attempt_number']}/{row['tip_ref']}",
+                          "group": row["rule_id"], "tip": bodies[row["tip_ref"]], "script": script.read_text(),
+                          "followed": row["followed"].strip().lower() == "true"})
+    return pairs
+
+
+def jsonl_pairs(path: Path) -> list[dict]:
+    pairs = []
+    for line in path.read_text().splitlines():
+        if line.strip():
+            item = json.loads(line)
+            # Group by the tip's topic (the id's middle part), so variants of one tip share a fold.
+            parts = item["id"].split("/")
+            group = "/".join(parts[:-1]) if len(parts) > 1 else item["id"]
+            pairs.append({"id": item["id"], "group": group, "tip": item["tip"], "script": item["script"],
+                          "followed": bool(item["followed"]), "hard": bool(item.get("hard"))})
+    return pairs
+
+
+def cosines(pairs: list[dict], cache_path: Path | None) -> list[float | None]:
+    cache = json.loads(cache_path.read_text()) if cache_path and cache_path.exists() else {}
+    import hashlib
+
+    key = lambda p: hashlib.sha256((p["tip"] + "\0" + p["script"]).encode()).hexdigest()[:24]  # noqa: E731
+    missing = [p for p in pairs if key(p) not in cache]
+    if missing:
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        from ctxgraph.embed import Embedder
+
+        values = Embedder().follow_scores([p["tip"] for p in missing], [p["script"] for p in missing])
+        for p, v in zip(missing, values, strict=True):
+            cache[key(p)] = v
+        if cache_path:
+            cache_path.write_text(json.dumps(cache))
+    return [cache[key(p)] for p in pairs]
+
+
+def design(pairs: list[dict], cos: list[float | None]) -> np.ndarray:
+    rows = []
+    for p, c in zip(pairs, cos, strict=True):
+        features = agreement(extract_tip(p["tip"]), extract_script(p["script"]))
+        rows.append(cal.design_row(features.values, c))
+    return np.array(rows)
+
+
+def accuracy(prob, labels) -> float:
+    return float(np.mean((np.asarray(prob) >= 0.5) == np.asarray(labels)))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--cosine-cache", type=Path, default=None)
+    parser.add_argument("--ridge", type=float, default=1.0)
+    args = parser.parse_args()
+    sets = {"gold (STIG sample)": gold_pairs(), "follow_pairs": jsonl_pairs(ROOT / "tests/data/follow_pairs.jsonl")}
+    for path in sorted((ROOT / "tests/data").glob("follow_pairs_holdout_*.jsonl")):
+        sets[path.stem.replace("follow_pairs_", "")] = jsonl_pairs(path)
+    gold = sets["gold (STIG sample)"]
+    gold_x = design(gold, cosines(gold, args.cosine_cache))
+    gold_y = np.array([p["followed"] for p in gold], dtype=float)
+    coef, intercept = cal.fit(gold_x, gold_y, args.ridge)
+    fitted = cal.Calibration(cal.feature_names(), tuple(coef.tolist()), intercept)
+    results = []
+    for name, pairs in sets.items():
+        cos = cosines(pairs, args.cosine_cache)
+        x = design(pairs, cos)
+        y = np.array([p["followed"] for p in pairs], dtype=float)
+        cos_scores = [c if c is not None else 0.0 for c in cos]
+        cv, folds = cal.cross_validate(x, y, [p["group"] for p in pairs], ridge=args.ridge)
+        default_prob = [fitted.probability(row) for row in x]
+        lexical_only = x[:, 1] - x[:, 4]
+        row = {"set": name, "pairs": len(pairs), "followed": int(y.sum()),
+               "cosine_auc": cal.auc(cos_scores, y.astype(bool)),
+               "lexical_raw_auc": cal.auc(lexical_only.tolist(), y.astype(bool)),
+               "cv_auc": cal.auc(cv.tolist(), y.astype(bool)), "cv_accuracy": accuracy(cv, y), "cv_folds": folds,
+               "gold_fit_auc": cal.auc(default_prob, y.astype(bool)), "gold_fit_accuracy": accuracy(default_prob, y)}
+        # The judge cascade with the default band, where the judge answers the labels (as the demo's
+        # label judge does): share of judge calls saved, and agreement with asking it everywhere.
+        low, high = cal.DEFAULT.band()
+        probs = np.array(default_prob if name != "gold (STIG sample)" else cv)
+        outside = (probs < low) | (probs > high)
+        row["cascade_saved"] = float(outside.mean())
+        row["cascade_agreement"] = float(1 - ((probs[outside] >= 0.5) != y[outside].astype(bool)).sum() / len(y))
+        hard = [i for i, p in enumerate(pairs) if p.get("hard")]
+        if hard:
+            row["gold_fit_auc_hard"] = cal.auc([default_prob[i] for i in hard], y[hard].astype(bool))
+        results.append(row)
+    if args.json:
+        print(json.dumps({"gold_fit": fitted.describe(), "sets": results}, indent=2))
+        return 0
+    print(f"calibration fitted on all gold labels: {fitted.describe()}")
+    print("columns: cosine AUC; raw lexical score AUC; the calibration cross-validated by rule (AUC, accuracy);")
+    print("the calibration fitted on all gold labels applied as is (AUC, accuracy, AUC on hard pairs); the judge")
+    print("cascade with the default band (gold: out-of-fold predictions): judge calls saved, agreement")
+    print(f"{'set':<22}{'pairs':>6}{'cos AUC':>9}{'lex AUC':>9}{'CV AUC':>8}{'CV acc':>8}{'gold-fit AUC':>13}"
+          f"{'acc':>6}{'hard AUC':>9}{'saved':>7}{'agree':>7}")
+    for r in results:
+        f = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
+        print(f"{r['set']:<22}{r['pairs']:>6}{f(r['cosine_auc']):>9}{f(r['lexical_raw_auc']):>9}{f(r['cv_auc']):>8}"
+              f"{f(r['cv_accuracy']):>8}{f(r['gold_fit_auc']):>13}{f(r['gold_fit_accuracy']):>6}"
+              f"{f(r.get('gold_fit_auc_hard')):>9}{r['cascade_saved']:>7.0%}{r['cascade_agreement']:>7.1%}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

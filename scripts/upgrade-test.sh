@@ -23,10 +23,11 @@ psql_q() { psql -X -q -v ON_ERROR_STOP=1 "$@"; }
 # \restrict lines carry a random key per dump; they say nothing about the schema.
 dump_schema() { pg_dump --schema-only --no-owner --exclude-schema=sqitch "$1" | grep -v -E '^--|^$|^SET |^SELECT pg_catalog.set_config|^.(un)?restrict '; }
 # Every row of the user-data tables (each skill partition, the registries, the parameters), one
-# line each as JSON, sorted: an upgrade may add rows (a new parameter) but not change or drop one.
+# line each as JSON without its NULL values, sorted: an upgrade may add rows (a new parameter) and
+# columns that start NULL (follow_probability), but not change or drop a value.
 table_rows() {
   psql_q -d "$1" -At <<'SQL' | LC_ALL=C sort
-SELECT format($q$SELECT %L || ' ' || to_jsonb(t)::text FROM %s AS t$q$, tab, tab)
+SELECT format($q$SELECT %L || ' ' || jsonb_strip_nulls(to_jsonb(t))::text FROM %s AS t$q$, tab, tab)
   FROM (SELECT i.inhrelid::regclass::text AS tab
           FROM pg_catalog.pg_inherits AS i
          WHERE i.inhparent IN ('ctxgraph.runs'::regclass, 'ctxgraph.attempts'::regclass,

@@ -1,11 +1,12 @@
 -- One line per user-data table (every partition of the skill tables, and the skills registry):
--- table, row count, md5 of its rows as JSON without the DEF-27 columns, ordered by primary key.
--- Compared before and after `sqitch revert --to def27_tip_followed^`: only those columns may go.
+-- table, row count, md5 of its rows as JSON without the DEF-27 columns (and follow_probability, a
+-- later change's column the same revert removes), ordered by primary key. Compared before and after
+-- `sqitch revert --to def27_tip_followed^`: only those columns may go.
 -- Run with psql -X -A -t: \gexec runs one generated query per table.
 SELECT format(
          $q$SELECT %L || ' ' || count(*) || ' '
                    || md5(coalesce(string_agg((to_jsonb(t) - 'tip_followed_llm' - 'tip_followed_emb'
-                                               - 'tip_followed_computed_at')::text, E'\n' ORDER BY %s), ''))
+                                               - 'tip_followed_computed_at' - 'follow_probability')::text, E'\n' ORDER BY %s), ''))
               FROM %s AS t$q$,
          tab, order_by, tab)
   FROM (

@@ -64,3 +64,63 @@ BEGIN
 EXCEPTION WHEN assert_failure THEN NULL;
 END
 $$;
+-- Delta maintenance: the pair table's contract, and both levels equal to their from-scratch
+-- definitions after inserts, an attempt linked and scored, a follow verdict, a failure mode
+-- changed, a row moved to another tip and a delete (rolled back).
+SELECT skill, tip_id, attempt_key, rule_id, scored, outcome_sum, weighted_sum, follow_known, followed, harm
+  FROM ctxgraph.tip_attempt_stats WHERE FALSE;
+SELECT 'ctxgraph._tip_stats_apply(text, bigint[], bigint[], integer[], timestamptz[], boolean[])'::regprocedure,
+       'ctxgraph._tip_pair_aggregate(text, bigint, bigint)'::regprocedure;
+DO $$
+DECLARE
+    tip   bigint;
+    other bigint;
+    att   bigint;
+    ids   bigint[];
+    bad   text;
+BEGIN
+    INSERT INTO stig.runs (id) VALUES ('verify-run');
+    INSERT INTO stig.tips (rule_id, body) VALUES ('verify-rule', 'verify tip') RETURNING id INTO tip;
+    INSERT INTO stig.tips (rule_id, body) VALUES ('verify-rule', 'verify other tip') RETURNING id INTO other;
+    INSERT INTO stig.attempts (run_id, rule_id, attempt_number, started_at)
+    VALUES ('verify-run', 'verify-rule', 1, '2026-01-01 10:00+00') RETURNING id INTO att;
+    INSERT INTO stig.tip_retrievals (run_id, tip_id, rule_id, rank, outcome_value, retrieved_at)
+    VALUES ('verify-run', tip, 'verify-rule', 1, NULL, '2026-01-01 10:00+00'),
+           ('verify-run', other, 'verify-rule', 2, NULL, '2026-01-01 10:00+00'),
+           ('verify-run', tip, 'verify-rule', 1, 0.5, '2026-01-01 09:00+00');
+    ids := ARRAY(SELECT id FROM stig.tip_retrievals WHERE tip_id IN (tip, other) ORDER BY id);
+    UPDATE stig.tip_retrievals SET attempt_id = att WHERE id = ANY (ids[1:2]);
+    UPDATE stig.tip_retrievals SET outcome_value = -0.2, outcome_confidence = 1.0 WHERE id = ANY (ids[1:2]);
+    UPDATE stig.tip_retrievals SET tip_followed_llm = true WHERE id = ANY (ids[1:2]);
+    UPDATE stig.attempts SET failure_mode = 'health_failure' WHERE id = att;
+    UPDATE stig.tip_retrievals SET tip_id = other WHERE id = ids[3];
+    SELECT string_agg(format('pair (%s, %s)', x.tip_id, x.attempt_key), ', ') INTO bad
+      FROM (SELECT a.tip_id, a.attempt_key, a.rule_id, a.scored, a.outcome_sum, a.weighted_sum, a.follow_known,
+                   a.followed, a.harm
+              FROM ctxgraph.tip_attempt_stats AS a WHERE a.skill = 'stig' AND a.tip_id IN (tip, other)
+            EXCEPT
+            SELECT s.tip_id, s.attempt_key, p.*
+              FROM (SELECT DISTINCT tip_id, attempt_key FROM ctxgraph.scored_retrievals
+                     WHERE skill = 'stig' AND tip_id IN (tip, other)) AS s
+             CROSS JOIN LATERAL ctxgraph._tip_pair_aggregate('stig', s.tip_id, s.attempt_key) AS p) AS x;
+    IF bad IS NOT NULL OR (SELECT count(*) FROM ctxgraph.tip_attempt_stats WHERE skill = 'stig' AND tip_id IN (tip, other)) <> 3
+    THEN
+        RAISE EXCEPTION 'verify: tip_attempt_stats differs from scored_retrievals: %', coalesce(bad, 'row count');
+    END IF;
+    DELETE FROM stig.tip_retrievals WHERE id = ids[1];
+    SELECT string_agg(x.tip_id::text, ', ') INTO bad
+      FROM (SELECT s.tip_id, s.retrievals, s.scored, s.attempts, round(s.outcome_sum::numeric, 9),
+                   round(s.weighted_sum::numeric, 9), s.follow_known, s.followed, s.harm, s.last_retrieved_at
+              FROM ctxgraph.tip_stats AS s WHERE s.skill = 'stig' AND s.tip_id IN (tip, other)
+            EXCEPT
+            SELECT t.id, a.retrievals, a.scored, a.attempts, round(a.outcome_sum::numeric, 9),
+                   round(a.weighted_sum::numeric, 9), a.follow_known, a.followed, a.harm, a.last_retrieved_at
+              FROM stig.tips AS t CROSS JOIN LATERAL ctxgraph._tip_log_aggregate('stig', t.id) AS a
+             WHERE t.id IN (tip, other)) AS x;
+    IF bad IS NOT NULL OR EXISTS (SELECT 1 FROM ctxgraph.tip_attempt_stats WHERE skill = 'stig' AND tip_id = tip) THEN
+        RAISE EXCEPTION 'verify: tip_stats moved by deltas differs from the log for tips %', coalesce(bad, tip::text);
+    END IF;
+    RAISE EXCEPTION USING ERRCODE = 'P0004', MESSAGE = 'rollback';
+EXCEPTION WHEN assert_failure THEN NULL;
+END
+$$;

@@ -4,40 +4,63 @@
 
 -- Rework: delta maintenance. Until now every write recomputed each touched tip from its whole
 -- history, so a write cost grew with the tip's age (an attempt's write path 12x its cost without
--- the aggregates, a scorer write-back 51x, at 1M rows). Now the figures are kept at two levels:
+-- the aggregates, a scorer write-back 51x, at 1M rows), and eviction re-aggregated the whole log
+-- on every call. Now the figures are kept at the levels their readers need:
 --
---   ctxgraph.tip_attempt_stats  one row per (tip, attempt) with a scored retrieval: that pair's
---                               counts and sums, recomputed exactly from scored_retrievals (an
---                               attempt holds a handful of rows; an index lookup on its id);
---   ctxgraph.tip_stats          per tip, moved by the difference between a touched pair's new and
---                               stored figures, and by the rows a statement added or removed.
+--   ctxgraph.tip_attempt_stats   one row per (tip, attempt) with a scored retrieval: that pair's
+--                                figures, recomputed exactly from scored_retrievals (an attempt
+--                                holds a handful of rows; an index lookup on its id);
+--   ctxgraph.tip_stats           per tip, moved by the difference between a touched pair's new
+--                                and stored figures, and by the rows a statement added or removed;
+--                                it also counts the tip's runs and an evidence version that every
+--                                change of the tip's evidence increments;
+--   ctxgraph.tip_rule_stats      per (tip, rule), the follow-weighted sums eviction compares with
+--   ctxgraph.tip_run_stats       the rule's baseline, and per (tip, run) the units behind `runs`;
+--   ctxgraph.rule_attempt_stats  per attempt, the rule's population for the baselines (its mean
+--   ctxgraph.rule_stats          unit outcome, whether it broke the system), and per rule the sums.
 --
--- Distinct attempts stay exact (a pair row exists or not), the arithmetic stays in
+-- Distinct attempts and runs stay exact (a row exists or not), the arithmetic stays in
 -- scored_retrievals (pairs are recomputed from it, never from a copy of the rule), and the old
 -- figures of a changed row never need recomputing: they are the stored pair's. Sums of float8
 -- moved by differences equal the from-scratch sums up to rounding in the last bits (1e-15
--- relative); refresh_tip_stats() rebuilds both tables exactly, and runs when a follow.* parameter
+-- relative); refresh_tip_stats() rebuilds every level exactly, and runs when a follow.* parameter
 -- or a failure mode's harm changes (every row's figures change).
 --
--- Concurrency as before: the tips' stats rows are locked first, in (skill, tip) order, and the
--- pairs are recomputed in a later statement, whose snapshot (READ COMMITTED) includes every
--- transaction that held those locks before. A pair row is only written under its tip's lock.
+-- Concurrency: the tips' stats rows are locked first, in (skill, tip) order, and the pairs, the
+-- (tip, rule) and (tip, run) rows are written only under their tip's lock, in a later statement
+-- whose snapshot (READ COMMITTED) includes every transaction that held those locks before. An
+-- attempt's row is recomputed from its pairs under a transaction-scoped advisory lock on the
+-- attempt (taken after the tip locks, in attempt order), and the per-rule sums move by relative
+-- updates, which read the latest committed row.
 BEGIN;
 
+ALTER TABLE ctxgraph.tip_stats
+    ADD COLUMN runs bigint NOT NULL DEFAULT 0,
+    ADD COLUMN evidence_version bigint NOT NULL DEFAULT 0;
+COMMENT ON COLUMN ctxgraph.tip_stats.runs IS 'Distinct runs of the tip''s scored attempts.';
+COMMENT ON COLUMN ctxgraph.tip_stats.evidence_version IS
+    'Incremented by every change of the tip''s log rows: a fit that recorded the skill''s sum of versions is current while the sum is unchanged.';
+
 CREATE TABLE ctxgraph.tip_attempt_stats (
-    skill        text NOT NULL,
-    tip_id       bigint NOT NULL,
-    attempt_key  bigint NOT NULL,
-    rule_id      text NOT NULL,
-    scored       bigint NOT NULL CHECK (scored > 0),
-    outcome_sum  double precision NOT NULL,
-    weighted_sum double precision NOT NULL,
-    follow_known bigint NOT NULL,
-    followed     bigint NOT NULL,
-    harm         bigint NOT NULL,
+    skill         text NOT NULL,
+    tip_id        bigint NOT NULL,
+    attempt_key   bigint NOT NULL,
+    rule_id       text NOT NULL,
+    run_id        text NOT NULL,
+    scored        bigint NOT NULL CHECK (scored > 0),
+    outcome_sum   double precision NOT NULL,
+    weighted_sum  double precision NOT NULL,
+    weight_sum    double precision NOT NULL,
+    follow_known  bigint NOT NULL,
+    followed      bigint NOT NULL,
+    harm          bigint NOT NULL,
+    harmful       boolean NOT NULL,
+    retrieved_max timestamptz NOT NULL,
     PRIMARY KEY (skill, tip_id, attempt_key),
     FOREIGN KEY (skill, tip_id) REFERENCES ctxgraph.tips (skill, id) ON DELETE CASCADE
 ) PARTITION BY LIST (skill);
+-- An attempt's pairs, for its row of rule_attempt_stats.
+CREATE INDEX tip_attempt_stats_attempt ON ctxgraph.tip_attempt_stats (skill, attempt_key);
 
 COMMENT ON TABLE ctxgraph.tip_attempt_stats IS
     'Per (tip, attempt) figures of the scored retrievals, kept by the tip_stats triggers; tip_stats moves by their changes.';
@@ -45,26 +68,108 @@ COMMENT ON COLUMN ctxgraph.tip_attempt_stats.skill IS 'The skill (partition key)
 COMMENT ON COLUMN ctxgraph.tip_attempt_stats.tip_id IS 'The tip.';
 COMMENT ON COLUMN ctxgraph.tip_attempt_stats.attempt_key IS 'scored_retrievals.attempt_key: the attempt, or minus the retrieval id of an unlinked row.';
 COMMENT ON COLUMN ctxgraph.tip_attempt_stats.rule_id IS 'The rule of the attempt''s retrievals of the tip.';
+COMMENT ON COLUMN ctxgraph.tip_attempt_stats.run_id IS 'The run of those retrievals.';
 COMMENT ON COLUMN ctxgraph.tip_attempt_stats.scored IS 'Scored retrievals of the tip in the attempt (rows with none are not kept).';
 COMMENT ON COLUMN ctxgraph.tip_attempt_stats.outcome_sum IS 'Sum of credit over them.';
 COMMENT ON COLUMN ctxgraph.tip_attempt_stats.weighted_sum IS 'Sum of credit * follow_weight over them.';
+COMMENT ON COLUMN ctxgraph.tip_attempt_stats.weight_sum IS 'Sum of follow_weight over them.';
 COMMENT ON COLUMN ctxgraph.tip_attempt_stats.follow_known IS 'Those with a follow verdict.';
 COMMENT ON COLUMN ctxgraph.tip_attempt_stats.followed IS 'Those whose verdict is followed.';
 COMMENT ON COLUMN ctxgraph.tip_attempt_stats.harm IS 'Those followed in an attempt that broke the system.';
+COMMENT ON COLUMN ctxgraph.tip_attempt_stats.harmful IS 'Whether any of them is harmful (the attempt broke the system).';
+COMMENT ON COLUMN ctxgraph.tip_attempt_stats.retrieved_max IS 'Latest retrieved_at among them.';
 
-GRANT SELECT ON ctxgraph.tip_attempt_stats TO ctxgraph_analyst;
+CREATE TABLE ctxgraph.tip_rule_stats (
+    skill        text NOT NULL,
+    tip_id       bigint NOT NULL,
+    rule_id      text NOT NULL,
+    units        bigint NOT NULL CHECK (units > 0),
+    followed_n   double precision NOT NULL,
+    followed_sum double precision NOT NULL,
+    harm_n       double precision NOT NULL,
+    PRIMARY KEY (skill, tip_id, rule_id),
+    FOREIGN KEY (skill, tip_id) REFERENCES ctxgraph.tips (skill, id) ON DELETE CASCADE
+) PARTITION BY LIST (skill);
+
+COMMENT ON TABLE ctxgraph.tip_rule_stats IS
+    'Per (tip, rule): the tip''s attempts at the rule as eviction weighs them (one unit per attempt: its mean credit and mean follow weight), kept by the tip_stats triggers.';
+COMMENT ON COLUMN ctxgraph.tip_rule_stats.skill IS 'The skill (partition key).';
+COMMENT ON COLUMN ctxgraph.tip_rule_stats.tip_id IS 'The tip.';
+COMMENT ON COLUMN ctxgraph.tip_rule_stats.rule_id IS 'The rule of the attempts.';
+COMMENT ON COLUMN ctxgraph.tip_rule_stats.units IS 'The tip''s scored attempts at the rule.';
+COMMENT ON COLUMN ctxgraph.tip_rule_stats.followed_n IS 'Sum over them of the mean follow weight.';
+COMMENT ON COLUMN ctxgraph.tip_rule_stats.followed_sum IS 'Sum over them of mean follow weight * mean credit.';
+COMMENT ON COLUMN ctxgraph.tip_rule_stats.harm_n IS 'Sum over those that broke the system of the mean follow weight.';
+
+CREATE TABLE ctxgraph.tip_run_stats (
+    skill   text NOT NULL,
+    tip_id  bigint NOT NULL,
+    run_id  text NOT NULL,
+    units   bigint NOT NULL CHECK (units > 0),
+    PRIMARY KEY (skill, tip_id, run_id),
+    FOREIGN KEY (skill, tip_id) REFERENCES ctxgraph.tips (skill, id) ON DELETE CASCADE
+) PARTITION BY LIST (skill);
+
+COMMENT ON TABLE ctxgraph.tip_run_stats IS
+    'Per (tip, run): the tip''s scored attempts in the run, so tip_stats.runs moves exactly; kept by the tip_stats triggers.';
+COMMENT ON COLUMN ctxgraph.tip_run_stats.skill IS 'The skill (partition key).';
+COMMENT ON COLUMN ctxgraph.tip_run_stats.tip_id IS 'The tip.';
+COMMENT ON COLUMN ctxgraph.tip_run_stats.run_id IS 'The run.';
+COMMENT ON COLUMN ctxgraph.tip_run_stats.units IS 'The tip''s scored attempts in it.';
+
+CREATE TABLE ctxgraph.rule_attempt_stats (
+    skill       text NOT NULL,
+    attempt_key bigint NOT NULL,
+    rule_id     text NOT NULL,
+    units       bigint NOT NULL CHECK (units > 0),
+    outcome_sum double precision NOT NULL,
+    harmful     boolean NOT NULL,
+    PRIMARY KEY (skill, attempt_key)
+) PARTITION BY LIST (skill);
+
+COMMENT ON TABLE ctxgraph.rule_attempt_stats IS
+    'Per attempt with a scored retrieval: its rule, the tips it scored (units) and their summed mean credit, kept by the tip_stats triggers; the population of the rule baselines.';
+COMMENT ON COLUMN ctxgraph.rule_attempt_stats.skill IS 'The skill (partition key).';
+COMMENT ON COLUMN ctxgraph.rule_attempt_stats.attempt_key IS 'scored_retrievals.attempt_key.';
+COMMENT ON COLUMN ctxgraph.rule_attempt_stats.rule_id IS 'The attempt''s rule.';
+COMMENT ON COLUMN ctxgraph.rule_attempt_stats.units IS 'Tips with a scored retrieval in the attempt.';
+COMMENT ON COLUMN ctxgraph.rule_attempt_stats.outcome_sum IS 'Sum over them of their mean credit; outcome_sum / units is the attempt''s outcome.';
+COMMENT ON COLUMN ctxgraph.rule_attempt_stats.harmful IS 'Whether the attempt broke the system.';
+
+CREATE TABLE ctxgraph.rule_stats (
+    skill            text NOT NULL,
+    rule_id          text NOT NULL,
+    attempts         bigint NOT NULL DEFAULT 0,
+    outcome_sum      double precision NOT NULL DEFAULT 0,
+    harmful_attempts bigint NOT NULL DEFAULT 0,
+    PRIMARY KEY (skill, rule_id)
+) PARTITION BY LIST (skill);
+
+COMMENT ON TABLE ctxgraph.rule_stats IS
+    'Per rule: its scored attempts, the sum of their outcomes and how many broke the system (the baseline eviction compares a tip with), moved by the tip_stats triggers.';
+COMMENT ON COLUMN ctxgraph.rule_stats.skill IS 'The skill (partition key).';
+COMMENT ON COLUMN ctxgraph.rule_stats.rule_id IS 'The rule.';
+COMMENT ON COLUMN ctxgraph.rule_stats.attempts IS 'Attempts with a scored retrieval (0 once they are all gone).';
+COMMENT ON COLUMN ctxgraph.rule_stats.outcome_sum IS 'Sum of those attempts'' outcomes (rule_attempt_stats.outcome_sum / units).';
+COMMENT ON COLUMN ctxgraph.rule_stats.harmful_attempts IS 'Those that broke the system.';
+
+GRANT SELECT ON ctxgraph.tip_attempt_stats, ctxgraph.tip_rule_stats, ctxgraph.tip_run_stats,
+    ctxgraph.rule_attempt_stats, ctxgraph.rule_stats TO ctxgraph_analyst;
 
 -- _tip_pair_aggregate: one (tip, attempt) pair's figures from scored_retrievals. Two index paths:
 -- an attempt's rows by (skill, attempt_id), an unlinked row by its primary key.
 CREATE FUNCTION ctxgraph._tip_pair_aggregate(skill text, tip_id bigint, attempt_key bigint)
 RETURNS TABLE (
-    rule_id text, scored bigint, outcome_sum double precision, weighted_sum double precision,
-    follow_known bigint, followed bigint, harm bigint
+    rule_id text, run_id text, scored bigint, outcome_sum double precision, weighted_sum double precision,
+    weight_sum double precision, follow_known bigint, followed bigint, harm bigint, harmful boolean,
+    retrieved_max timestamptz
 )
 LANGUAGE sql STABLE
 AS $$
-    SELECT min(s.rule_id), count(*), coalesce(sum(s.credit), 0), coalesce(sum(s.credit * s.follow_weight), 0),
-           count(s.followed), count(*) FILTER (WHERE s.followed), count(*) FILTER (WHERE s.followed AND s.harmful)
+    SELECT min(s.rule_id), min(s.run_id), count(*), coalesce(sum(s.credit), 0),
+           coalesce(sum(s.credit * s.follow_weight), 0), coalesce(sum(s.follow_weight), 0), count(s.followed),
+           count(*) FILTER (WHERE s.followed), count(*) FILTER (WHERE s.followed AND s.harmful),
+           coalesce(bool_or(s.harmful), false), max(s.retrieved_at)
       FROM (SELECT s.* FROM ctxgraph.scored_retrievals AS s
              WHERE _tip_pair_aggregate.attempt_key > 0
                AND s.skill = _tip_pair_aggregate.skill AND s.attempt_id = _tip_pair_aggregate.attempt_key
@@ -78,6 +183,72 @@ $$;
 
 COMMENT ON FUNCTION ctxgraph._tip_pair_aggregate(text, bigint, bigint) IS
     'Private: one (tip, attempt) pair''s figures computed from scored_retrievals (the definition tip_attempt_stats must equal).';
+
+-- _rule_stats_apply: recomputes the given attempts' rows of rule_attempt_stats from their pairs
+-- and moves rule_stats by the difference. Called after the pairs of those attempts changed.
+CREATE FUNCTION ctxgraph._rule_stats_apply(skill text, attempt_keys bigint[])
+RETURNS void
+LANGUAGE plpgsql
+SET plan_cache_mode = force_custom_plan
+SET jit = off
+AS $$
+#variable_conflict use_column
+BEGIN
+    -- Another transaction may be changing other tips' pairs of the same attempt: whoever holds
+    -- the attempt's lock recomputes it, and the next holder's fresh snapshot sees that commit.
+    PERFORM pg_catalog.pg_advisory_xact_lock(
+                pg_catalog.hashtextextended('ctxgraph.rule_attempt_stats:' || _rule_stats_apply.skill || ':' || k.key, 0))
+       FROM (SELECT DISTINCT u.key FROM unnest(_rule_stats_apply.attempt_keys) AS u (key) ORDER BY u.key) AS k;
+
+    WITH keys AS (
+        SELECT DISTINCT u.key AS attempt_key FROM unnest(_rule_stats_apply.attempt_keys) AS u (key)
+    ),
+    fresh AS (
+        SELECT a.attempt_key, min(a.rule_id) AS rule_id, count(*) AS units, sum(a.outcome_sum / a.scored) AS outcome_sum,
+               bool_or(a.harmful) AS harmful
+          FROM ctxgraph.tip_attempt_stats AS a
+         WHERE a.skill = _rule_stats_apply.skill AND a.attempt_key IN (SELECT k.attempt_key FROM keys AS k)
+         GROUP BY a.attempt_key
+    ),
+    stored AS (
+        SELECT r.* FROM ctxgraph.rule_attempt_stats AS r
+         WHERE r.skill = _rule_stats_apply.skill AND r.attempt_key IN (SELECT k.attempt_key FROM keys AS k)
+    ),
+    gone AS (
+        DELETE FROM ctxgraph.rule_attempt_stats AS r
+         WHERE r.skill = _rule_stats_apply.skill AND r.attempt_key IN (SELECT k.attempt_key FROM keys AS k)
+           AND NOT EXISTS (SELECT 1 FROM fresh AS f WHERE f.attempt_key = r.attempt_key)
+    ),
+    kept AS (
+        INSERT INTO ctxgraph.rule_attempt_stats AS r (skill, attempt_key, rule_id, units, outcome_sum, harmful)
+        SELECT _rule_stats_apply.skill, f.attempt_key, f.rule_id, f.units, f.outcome_sum, f.harmful FROM fresh AS f
+        ON CONFLICT (skill, attempt_key) DO UPDATE
+           SET (rule_id, units, outcome_sum, harmful) = (excluded.rule_id, excluded.units, excluded.outcome_sum, excluded.harmful)
+    ),
+    deltas AS (
+        SELECT d.rule_id, sum(d.sign) AS attempts, sum(d.sign * d.outcome) AS outcome_sum,
+               sum(d.sign * d.harmful::integer) AS harmful_attempts
+          FROM (SELECT o.rule_id, -1 AS sign, o.outcome_sum / o.units AS outcome, o.harmful FROM stored AS o
+                UNION ALL
+                SELECT f.rule_id, 1, f.outcome_sum / f.units, f.harmful FROM fresh AS f) AS d
+         GROUP BY d.rule_id
+    )
+    -- Relative updates in rule order: concurrent writers of one rule add up, and never deadlock
+    -- within a statement.
+    INSERT INTO ctxgraph.rule_stats AS s (skill, rule_id, attempts, outcome_sum, harmful_attempts)
+    SELECT _rule_stats_apply.skill, d.rule_id, d.attempts, d.outcome_sum, d.harmful_attempts
+      FROM deltas AS d
+     WHERE d.attempts <> 0 OR d.outcome_sum <> 0 OR d.harmful_attempts <> 0
+     ORDER BY d.rule_id
+    ON CONFLICT (skill, rule_id) DO UPDATE
+       SET attempts = s.attempts + excluded.attempts,
+           outcome_sum = s.outcome_sum + excluded.outcome_sum,
+           harmful_attempts = s.harmful_attempts + excluded.harmful_attempts;
+END
+$$;
+
+COMMENT ON FUNCTION ctxgraph._rule_stats_apply(text, bigint[]) IS
+    'Private: recomputes the given attempts'' rule_attempt_stats rows from their pairs and moves rule_stats by the difference.';
 
 -- _tip_stats_apply: the one place a change reaches the aggregates. Each element names a tip, the
 -- attempt_key of a changed row, the row's sign in the retrieval count (+1 added, -1 removed, 0
@@ -107,8 +278,9 @@ BEGIN
        FOR UPDATE;
 
     -- 2. In a fresh statement: each touched pair's figures now, against the stored ones; the pair
-    --    rows replaced; each tip moved by the difference. All parts read the same snapshot, so
-    --    "stored" is the pair table before this statement's own writes.
+    --    rows replaced; the (tip, rule) and (tip, run) rows and each tip moved by the difference.
+    --    All parts read the same snapshot, so "stored" is every table before this statement's
+    --    own writes; the rows they replace are written only under the tip locks held here.
     WITH changes AS (
         SELECT c.tip_id, c.attempt_key, c.sign, c.retrieved_at, c.removal
           FROM unnest(_tip_stats_apply.tip_ids, _tip_stats_apply.attempt_keys, _tip_stats_apply.signs,
@@ -122,6 +294,7 @@ BEGIN
         SELECT p.tip_id, p.attempt_key, agg.*
           FROM pairs AS p
          CROSS JOIN LATERAL ctxgraph._tip_pair_aggregate(_tip_stats_apply.skill, p.tip_id, p.attempt_key) AS agg
+         WHERE EXISTS (SELECT 1 FROM ctxgraph.tips AS t WHERE t.skill = _tip_stats_apply.skill AND t.id = p.tip_id)
     ),
     stored AS (
         SELECT a.* FROM ctxgraph.tip_attempt_stats AS a
@@ -135,17 +308,75 @@ BEGIN
            AND f.scored = 0
     ),
     kept AS (
-        INSERT INTO ctxgraph.tip_attempt_stats AS a (skill, tip_id, attempt_key, rule_id, scored, outcome_sum,
-                                                     weighted_sum, follow_known, followed, harm)
-        SELECT _tip_stats_apply.skill, f.tip_id, f.attempt_key, f.rule_id, f.scored, f.outcome_sum, f.weighted_sum,
-               f.follow_known, f.followed, f.harm
+        INSERT INTO ctxgraph.tip_attempt_stats AS a (skill, tip_id, attempt_key, rule_id, run_id, scored, outcome_sum,
+                                                     weighted_sum, weight_sum, follow_known, followed, harm, harmful,
+                                                     retrieved_max)
+        SELECT _tip_stats_apply.skill, f.tip_id, f.attempt_key, f.rule_id, f.run_id, f.scored, f.outcome_sum,
+               f.weighted_sum, f.weight_sum, f.follow_known, f.followed, f.harm, f.harmful, f.retrieved_max
           FROM fresh AS f
-          JOIN ctxgraph.tips AS t ON t.skill = _tip_stats_apply.skill AND t.id = f.tip_id
          WHERE f.scored > 0
         ON CONFLICT (skill, tip_id, attempt_key) DO UPDATE
-           SET (rule_id, scored, outcome_sum, weighted_sum, follow_known, followed, harm)
-             = (excluded.rule_id, excluded.scored, excluded.outcome_sum, excluded.weighted_sum,
-                excluded.follow_known, excluded.followed, excluded.harm)
+           SET (rule_id, run_id, scored, outcome_sum, weighted_sum, weight_sum, follow_known, followed, harm, harmful,
+                retrieved_max)
+             = (excluded.rule_id, excluded.run_id, excluded.scored, excluded.outcome_sum, excluded.weighted_sum,
+                excluded.weight_sum, excluded.follow_known, excluded.followed, excluded.harm, excluded.harmful,
+                excluded.retrieved_max)
+    ),
+    -- Each changed pair as eviction's unit: its stored side leaves (-1), its fresh side enters (+1).
+    units AS (
+        SELECT o.tip_id, o.rule_id, o.run_id, -1 AS sign, o.weight_sum / o.scored AS w,
+               o.outcome_sum / o.scored AS y, o.harmful
+          FROM stored AS o
+        UNION ALL
+        SELECT f.tip_id, f.rule_id, f.run_id, 1, f.weight_sum / f.scored, f.outcome_sum / f.scored, f.harmful
+          FROM fresh AS f
+         WHERE f.scored > 0
+    ),
+    rule_state AS (
+        SELECT d.tip_id, d.rule_id, coalesce(s.units, 0) AS before_units, coalesce(s.units, 0) + d.units AS units,
+               coalesce(s.followed_n, 0) + d.followed_n AS followed_n,
+               coalesce(s.followed_sum, 0) + d.followed_sum AS followed_sum,
+               coalesce(s.harm_n, 0) + d.harm_n AS harm_n
+          FROM (SELECT u.tip_id, u.rule_id, sum(u.sign) AS units, sum(u.sign * u.w) AS followed_n,
+                       sum(u.sign * u.w * u.y) AS followed_sum, sum(u.sign * u.w * u.harmful::integer) AS harm_n
+                  FROM units AS u GROUP BY u.tip_id, u.rule_id) AS d
+          LEFT JOIN ctxgraph.tip_rule_stats AS s
+            ON s.skill = _tip_stats_apply.skill AND s.tip_id = d.tip_id AND s.rule_id = d.rule_id
+    ),
+    rule_gone AS (
+        DELETE FROM ctxgraph.tip_rule_stats AS s
+         USING rule_state AS r
+         WHERE s.skill = _tip_stats_apply.skill AND s.tip_id = r.tip_id AND s.rule_id = r.rule_id AND r.units = 0
+    ),
+    rule_kept AS (
+        INSERT INTO ctxgraph.tip_rule_stats AS s (skill, tip_id, rule_id, units, followed_n, followed_sum, harm_n)
+        SELECT _tip_stats_apply.skill, r.tip_id, r.rule_id, r.units, r.followed_n, r.followed_sum, r.harm_n
+          FROM rule_state AS r
+         WHERE r.units > 0
+        ON CONFLICT (skill, tip_id, rule_id) DO UPDATE
+           SET (units, followed_n, followed_sum, harm_n) = (excluded.units, excluded.followed_n, excluded.followed_sum,
+                                                            excluded.harm_n)
+    ),
+    run_state AS (
+        SELECT d.tip_id, d.run_id, coalesce(s.units, 0) AS before_units, coalesce(s.units, 0) + d.units AS units
+          FROM (SELECT u.tip_id, u.run_id, sum(u.sign) AS units FROM units AS u
+                 GROUP BY u.tip_id, u.run_id HAVING sum(u.sign) <> 0) AS d
+          LEFT JOIN ctxgraph.tip_run_stats AS s
+            ON s.skill = _tip_stats_apply.skill AND s.tip_id = d.tip_id AND s.run_id = d.run_id
+    ),
+    run_gone AS (
+        DELETE FROM ctxgraph.tip_run_stats AS s
+         USING run_state AS r
+         WHERE s.skill = _tip_stats_apply.skill AND s.tip_id = r.tip_id AND s.run_id = r.run_id AND r.units = 0
+    ),
+    run_kept AS (
+        INSERT INTO ctxgraph.tip_run_stats AS s (skill, tip_id, run_id, units)
+        SELECT _tip_stats_apply.skill, r.tip_id, r.run_id, r.units FROM run_state AS r WHERE r.units > 0
+        ON CONFLICT (skill, tip_id, run_id) DO UPDATE SET units = excluded.units
+    ),
+    runs_delta AS (
+        SELECT r.tip_id, sum((r.units > 0)::integer - (r.before_units > 0)::integer) AS runs
+          FROM run_state AS r GROUP BY r.tip_id
     ),
     pair_delta AS (
         SELECT f.tip_id,
@@ -176,6 +407,8 @@ BEGIN
            follow_known = s.follow_known + coalesce(d.follow_known, 0),
            followed = s.followed + coalesce(d.followed, 0),
            harm = s.harm + coalesce(d.harm, 0),
+           runs = s.runs + coalesce(rd.runs, 0),
+           evidence_version = s.evidence_version + 1,
            last_retrieved_at = CASE
                WHEN r.latest_removed >= s.last_retrieved_at
                    THEN (SELECT max(l.retrieved_at) FROM ctxgraph.tip_retrievals AS l
@@ -185,17 +418,22 @@ BEGIN
            refreshed_at = now()
       FROM row_delta AS r
       LEFT JOIN pair_delta AS d ON d.tip_id = r.tip_id
+      LEFT JOIN runs_delta AS rd ON rd.tip_id = r.tip_id
      WHERE s.skill = _tip_stats_apply.skill AND s.tip_id = r.tip_id;
     GET DIAGNOSTICS moved = ROW_COUNT;
+
+    -- 3. The attempts whose pairs this may have changed: their rows and their rules' sums.
+    PERFORM ctxgraph._rule_stats_apply(_tip_stats_apply.skill, _tip_stats_apply.attempt_keys);
     RETURN moved;
 END
 $$;
 
 COMMENT ON FUNCTION ctxgraph._tip_stats_apply(text, bigint[], bigint[], integer[], timestamptz[], boolean[]) IS
-    'Private: moves tip_stats and tip_attempt_stats by the changed rows of one statement (the triggers call it).';
+    'Private: moves every maintained level (pairs, tips, tip-rule and tip-run rows, attempts, rules) by the changed rows of one statement (the triggers call it).';
 
--- refresh_tip_stats: the from-scratch rebuild, now of both levels. Unchanged signature and answer.
-CREATE OR REPLACE FUNCTION ctxgraph.refresh_tip_stats(skill text DEFAULT NULL, tip_ids bigint[] DEFAULT NULL)
+-- _tip_stats_rebuild: one skill's levels rebuilt exactly from the log, for the given tips (NULL:
+-- every tip of the skill, and then the attempt and rule levels from scratch too).
+CREATE FUNCTION ctxgraph._tip_stats_rebuild(skill text, tip_ids bigint[])
 RETURNS integer
 LANGUAGE plpgsql
 SET plan_cache_mode = force_custom_plan
@@ -204,48 +442,124 @@ AS $$
 #variable_conflict use_column
 DECLARE
     refreshed integer;
+    old_keys  bigint[];
 BEGIN
     -- 1. Make sure every tip has a stats row and lock those rows in a fixed order.
     INSERT INTO ctxgraph.tip_stats AS s (skill, tip_id)
     SELECT t.skill, t.id FROM ctxgraph.tips AS t
-     WHERE (refresh_tip_stats.skill IS NULL OR t.skill = refresh_tip_stats.skill)
-       AND (refresh_tip_stats.tip_ids IS NULL OR t.id = ANY (refresh_tip_stats.tip_ids))
-     ORDER BY t.skill, t.id
+     WHERE t.skill = _tip_stats_rebuild.skill
+       AND (_tip_stats_rebuild.tip_ids IS NULL OR t.id = ANY (_tip_stats_rebuild.tip_ids))
+     ORDER BY t.id
     ON CONFLICT (skill, tip_id) DO NOTHING;
     PERFORM 1 FROM ctxgraph.tip_stats AS s
-     WHERE (refresh_tip_stats.skill IS NULL OR s.skill = refresh_tip_stats.skill)
-       AND (refresh_tip_stats.tip_ids IS NULL OR s.tip_id = ANY (refresh_tip_stats.tip_ids))
-     ORDER BY s.skill, s.tip_id
+     WHERE s.skill = _tip_stats_rebuild.skill
+       AND (_tip_stats_rebuild.tip_ids IS NULL OR s.tip_id = ANY (_tip_stats_rebuild.tip_ids))
+     ORDER BY s.tip_id
        FOR UPDATE;
 
-    -- 2. The pairs, rebuilt from scored_retrievals (fresh snapshot under READ COMMITTED).
+    -- 2. The tips' pairs, and their (tip, rule) and (tip, run) rows, rebuilt from scored_retrievals
+    --    (a fresh snapshot under READ COMMITTED). The attempts they were in are kept for step 4.
+    IF _tip_stats_rebuild.tip_ids IS NOT NULL THEN
+        old_keys := ARRAY(SELECT a.attempt_key FROM ctxgraph.tip_attempt_stats AS a
+                           WHERE a.skill = _tip_stats_rebuild.skill AND a.tip_id = ANY (_tip_stats_rebuild.tip_ids));
+    END IF;
     DELETE FROM ctxgraph.tip_attempt_stats AS a
-     WHERE (refresh_tip_stats.skill IS NULL OR a.skill = refresh_tip_stats.skill)
-       AND (refresh_tip_stats.tip_ids IS NULL OR a.tip_id = ANY (refresh_tip_stats.tip_ids));
-    INSERT INTO ctxgraph.tip_attempt_stats (skill, tip_id, attempt_key, rule_id, scored, outcome_sum, weighted_sum,
-                                            follow_known, followed, harm)
-    SELECT s.skill, s.tip_id, s.attempt_key, min(s.rule_id), count(*), coalesce(sum(s.credit), 0),
-           coalesce(sum(s.credit * s.follow_weight), 0), count(s.followed), count(*) FILTER (WHERE s.followed),
-           count(*) FILTER (WHERE s.followed AND s.harmful)
+     WHERE a.skill = _tip_stats_rebuild.skill
+       AND (_tip_stats_rebuild.tip_ids IS NULL OR a.tip_id = ANY (_tip_stats_rebuild.tip_ids));
+    DELETE FROM ctxgraph.tip_rule_stats AS a
+     WHERE a.skill = _tip_stats_rebuild.skill
+       AND (_tip_stats_rebuild.tip_ids IS NULL OR a.tip_id = ANY (_tip_stats_rebuild.tip_ids));
+    DELETE FROM ctxgraph.tip_run_stats AS a
+     WHERE a.skill = _tip_stats_rebuild.skill
+       AND (_tip_stats_rebuild.tip_ids IS NULL OR a.tip_id = ANY (_tip_stats_rebuild.tip_ids));
+    INSERT INTO ctxgraph.tip_attempt_stats (skill, tip_id, attempt_key, rule_id, run_id, scored, outcome_sum,
+                                            weighted_sum, weight_sum, follow_known, followed, harm, harmful,
+                                            retrieved_max)
+    SELECT s.skill, s.tip_id, s.attempt_key, min(s.rule_id), min(s.run_id), count(*), coalesce(sum(s.credit), 0),
+           coalesce(sum(s.credit * s.follow_weight), 0), coalesce(sum(s.follow_weight), 0), count(s.followed),
+           count(*) FILTER (WHERE s.followed), count(*) FILTER (WHERE s.followed AND s.harmful),
+           coalesce(bool_or(s.harmful), false), max(s.retrieved_at)
       FROM ctxgraph.scored_retrievals AS s
-     WHERE (refresh_tip_stats.skill IS NULL OR s.skill = refresh_tip_stats.skill)
-       AND (refresh_tip_stats.tip_ids IS NULL OR s.tip_id = ANY (refresh_tip_stats.tip_ids))
+     WHERE s.skill = _tip_stats_rebuild.skill
+       AND (_tip_stats_rebuild.tip_ids IS NULL OR s.tip_id = ANY (_tip_stats_rebuild.tip_ids))
+       AND EXISTS (SELECT 1 FROM ctxgraph.tips AS t WHERE t.skill = s.skill AND t.id = s.tip_id)
      GROUP BY s.skill, s.tip_id, s.attempt_key;
+    INSERT INTO ctxgraph.tip_rule_stats (skill, tip_id, rule_id, units, followed_n, followed_sum, harm_n)
+    SELECT a.skill, a.tip_id, a.rule_id, count(*), sum(a.weight_sum / a.scored),
+           sum(a.weight_sum / a.scored * (a.outcome_sum / a.scored)),
+           sum(a.weight_sum / a.scored * a.harmful::integer)
+      FROM ctxgraph.tip_attempt_stats AS a
+     WHERE a.skill = _tip_stats_rebuild.skill
+       AND (_tip_stats_rebuild.tip_ids IS NULL OR a.tip_id = ANY (_tip_stats_rebuild.tip_ids))
+     GROUP BY a.skill, a.tip_id, a.rule_id;
+    INSERT INTO ctxgraph.tip_run_stats (skill, tip_id, run_id, units)
+    SELECT a.skill, a.tip_id, a.run_id, count(*)
+      FROM ctxgraph.tip_attempt_stats AS a
+     WHERE a.skill = _tip_stats_rebuild.skill
+       AND (_tip_stats_rebuild.tip_ids IS NULL OR a.tip_id = ANY (_tip_stats_rebuild.tip_ids))
+     GROUP BY a.skill, a.tip_id, a.run_id;
 
-    -- 3. The tips, from the log.
+    -- 3. The tips, from the log; their runs from the rows just built.
     UPDATE ctxgraph.tip_stats AS s
        SET (retrievals, scored, attempts, outcome_sum, weighted_sum, follow_known, followed, harm,
             last_retrieved_at) = (SELECT agg.* FROM ctxgraph._tip_log_aggregate(s.skill, s.tip_id) AS agg),
+           runs = (SELECT count(*) FROM ctxgraph.tip_run_stats AS r WHERE r.skill = s.skill AND r.tip_id = s.tip_id),
+           evidence_version = s.evidence_version + 1,
            refreshed_at = now()
-     WHERE (refresh_tip_stats.skill IS NULL OR s.skill = refresh_tip_stats.skill)
-       AND (refresh_tip_stats.tip_ids IS NULL OR s.tip_id = ANY (refresh_tip_stats.tip_ids));
+     WHERE s.skill = _tip_stats_rebuild.skill
+       AND (_tip_stats_rebuild.tip_ids IS NULL OR s.tip_id = ANY (_tip_stats_rebuild.tip_ids));
     GET DIAGNOSTICS refreshed = ROW_COUNT;
+
+    -- 4. The attempt and rule levels: from scratch for a whole skill (every tip lock is held, so
+    --    no writer is half way), else for the attempts the rebuilt pairs were and are in.
+    IF _tip_stats_rebuild.tip_ids IS NULL THEN
+        DELETE FROM ctxgraph.rule_attempt_stats AS r WHERE r.skill = _tip_stats_rebuild.skill;
+        DELETE FROM ctxgraph.rule_stats AS r WHERE r.skill = _tip_stats_rebuild.skill;
+        INSERT INTO ctxgraph.rule_attempt_stats (skill, attempt_key, rule_id, units, outcome_sum, harmful)
+        SELECT a.skill, a.attempt_key, min(a.rule_id), count(*), sum(a.outcome_sum / a.scored), bool_or(a.harmful)
+          FROM ctxgraph.tip_attempt_stats AS a
+         WHERE a.skill = _tip_stats_rebuild.skill
+         GROUP BY a.skill, a.attempt_key;
+        INSERT INTO ctxgraph.rule_stats (skill, rule_id, attempts, outcome_sum, harmful_attempts)
+        SELECT r.skill, r.rule_id, count(*), sum(r.outcome_sum / r.units), count(*) FILTER (WHERE r.harmful)
+          FROM ctxgraph.rule_attempt_stats AS r
+         WHERE r.skill = _tip_stats_rebuild.skill
+         GROUP BY r.skill, r.rule_id;
+    ELSE
+        PERFORM ctxgraph._rule_stats_apply(_tip_stats_rebuild.skill, old_keys || ARRAY(
+                    SELECT a.attempt_key FROM ctxgraph.tip_attempt_stats AS a
+                     WHERE a.skill = _tip_stats_rebuild.skill AND a.tip_id = ANY (_tip_stats_rebuild.tip_ids)));
+    END IF;
+    RETURN refreshed;
+END
+$$;
+
+COMMENT ON FUNCTION ctxgraph._tip_stats_rebuild(text, bigint[]) IS
+    'Private: rebuilds one skill''s maintained levels exactly from the log for the given tips (NULL: all, attempts and rules included).';
+
+-- refresh_tip_stats: the from-scratch rebuild, now of every level. Unchanged signature and answer.
+CREATE OR REPLACE FUNCTION ctxgraph.refresh_tip_stats(skill text DEFAULT NULL, tip_ids bigint[] DEFAULT NULL)
+RETURNS integer
+LANGUAGE plpgsql
+AS $$
+#variable_conflict use_column
+DECLARE
+    skill_name text;
+    refreshed  integer := 0;
+BEGIN
+    FOR skill_name IN
+        SELECT s.name FROM ctxgraph.skills AS s
+         WHERE refresh_tip_stats.skill IS NULL OR s.name = refresh_tip_stats.skill
+         ORDER BY s.name
+    LOOP
+        refreshed := refreshed + ctxgraph._tip_stats_rebuild(skill_name, refresh_tip_stats.tip_ids);
+    END LOOP;
     RETURN refreshed;
 END
 $$;
 
 COMMENT ON FUNCTION ctxgraph.refresh_tip_stats(text, bigint[]) IS
-    'Rebuilds ctxgraph.tip_stats and ctxgraph.tip_attempt_stats exactly from the log for the given tips (NULL: all tips of the skill, or of every skill); returns the tips refreshed. The triggers keep both by deltas; call it by hand only to rebuild.';
+    'Rebuilds ctxgraph.tip_stats and the levels behind it (tip_attempt_stats, tip_rule_stats, tip_run_stats, rule_attempt_stats, rule_stats) exactly from the log for the given tips (NULL: all tips of the skill, or of every skill); returns the tips refreshed. The triggers keep them by deltas; call it by hand only to rebuild.';
 
 -- The retrieval triggers: the changed rows of the statement, grouped by skill, as signed elements.
 -- An UPDATE contributes the old and the new side of each row whose aggregated columns changed
@@ -334,10 +648,12 @@ END
 $$;
 
 REVOKE ALL ON FUNCTION ctxgraph._tip_pair_aggregate(text, bigint, bigint),
-    ctxgraph._tip_stats_apply(text, bigint[], bigint[], integer[], timestamptz[], boolean[]) FROM PUBLIC;
+    ctxgraph._rule_stats_apply(text, bigint[]),
+    ctxgraph._tip_stats_apply(text, bigint[], bigint[], integer[], timestamptz[], boolean[]),
+    ctxgraph._tip_stats_rebuild(text, bigint[]) FROM PUBLIC;
 
--- Partitions of the new table for existing skills (add_skill makes them for later ones), then
--- both levels built from the log.
+-- Partitions of the new tables for existing skills (add_skill makes them for later ones), then
+-- every level built from the log.
 DO $$ BEGIN PERFORM ctxgraph.ensure_skill_partitions(); END $$;
 DO $$ BEGIN PERFORM ctxgraph.refresh_tip_stats(); END $$;
 

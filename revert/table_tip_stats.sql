@@ -2,7 +2,7 @@
 
 -- Back to @v0.5.0: every write recomputes the touched tips from their history. The three
 -- functions take their @v0.5.0 bodies (refresh_tip_stats and the attempts trigger as @v0.4.0
--- shipped them, the retrievals trigger as @v0.5.0 did); the pair table and its helpers go.
+-- shipped them, the retrievals trigger as @v0.5.0 did); the maintained levels, their helpers and tip_stats' runs and evidence_version go.
 BEGIN;
 
 CREATE OR REPLACE FUNCTION ctxgraph.refresh_tip_stats(skill text DEFAULT NULL, tip_ids bigint[] DEFAULT NULL)
@@ -105,9 +105,16 @@ BEGIN
 END
 $$;
 
+DROP FUNCTION ctxgraph._tip_stats_rebuild(text, bigint[]);
 DROP FUNCTION ctxgraph._tip_stats_apply(text, bigint[], bigint[], integer[], timestamptz[], boolean[]);
+DROP FUNCTION ctxgraph._rule_stats_apply(text, bigint[]);
 DROP FUNCTION ctxgraph._tip_pair_aggregate(text, bigint, bigint);
+DROP TABLE ctxgraph.rule_stats;
+DROP TABLE ctxgraph.rule_attempt_stats;
+DROP TABLE ctxgraph.tip_run_stats;
+DROP TABLE ctxgraph.tip_rule_stats;
 DROP TABLE ctxgraph.tip_attempt_stats;
+ALTER TABLE ctxgraph.tip_stats DROP COLUMN evidence_version, DROP COLUMN runs;
 
 DO $$ BEGIN PERFORM ctxgraph.refresh_tip_stats(); END $$;
 

@@ -67,9 +67,17 @@ $$;
 -- Delta maintenance: the pair table's contract, and both levels equal to their from-scratch
 -- definitions after inserts, an attempt linked and scored, a follow verdict, a failure mode
 -- changed, a row moved to another tip and a delete (rolled back).
-SELECT skill, tip_id, attempt_key, rule_id, scored, outcome_sum, weighted_sum, follow_known, followed, harm
+SELECT skill, tip_id, attempt_key, rule_id, run_id, scored, outcome_sum, weighted_sum, weight_sum, follow_known,
+       followed, harm, harmful, retrieved_max
   FROM ctxgraph.tip_attempt_stats WHERE FALSE;
+SELECT skill, tip_id, rule_id, units, followed_n, followed_sum, harm_n FROM ctxgraph.tip_rule_stats WHERE FALSE;
+SELECT skill, tip_id, run_id, units FROM ctxgraph.tip_run_stats WHERE FALSE;
+SELECT skill, attempt_key, rule_id, units, outcome_sum, harmful FROM ctxgraph.rule_attempt_stats WHERE FALSE;
+SELECT skill, rule_id, attempts, outcome_sum, harmful_attempts FROM ctxgraph.rule_stats WHERE FALSE;
+SELECT runs, evidence_version FROM ctxgraph.tip_stats WHERE FALSE;
 SELECT 'ctxgraph._tip_stats_apply(text, bigint[], bigint[], integer[], timestamptz[], boolean[])'::regprocedure,
+       'ctxgraph._rule_stats_apply(text, bigint[])'::regprocedure,
+       'ctxgraph._tip_stats_rebuild(text, bigint[])'::regprocedure,
        'ctxgraph._tip_pair_aggregate(text, bigint, bigint)'::regprocedure;
 DO $$
 DECLARE
@@ -95,8 +103,8 @@ BEGIN
     UPDATE stig.attempts SET failure_mode = 'health_failure' WHERE id = att;
     UPDATE stig.tip_retrievals SET tip_id = other WHERE id = ids[3];
     SELECT string_agg(format('pair (%s, %s)', x.tip_id, x.attempt_key), ', ') INTO bad
-      FROM (SELECT a.tip_id, a.attempt_key, a.rule_id, a.scored, a.outcome_sum, a.weighted_sum, a.follow_known,
-                   a.followed, a.harm
+      FROM (SELECT a.tip_id, a.attempt_key, a.rule_id, a.run_id, a.scored, a.outcome_sum, a.weighted_sum,
+                   a.weight_sum, a.follow_known, a.followed, a.harm, a.harmful, a.retrieved_max
               FROM ctxgraph.tip_attempt_stats AS a WHERE a.skill = 'stig' AND a.tip_id IN (tip, other)
             EXCEPT
             SELECT s.tip_id, s.attempt_key, p.*
@@ -119,6 +127,21 @@ BEGIN
              WHERE t.id IN (tip, other)) AS x;
     IF bad IS NOT NULL OR EXISTS (SELECT 1 FROM ctxgraph.tip_attempt_stats WHERE skill = 'stig' AND tip_id = tip) THEN
         RAISE EXCEPTION 'verify: tip_stats moved by deltas differs from the log for tips %', coalesce(bad, tip::text);
+    END IF;
+    -- Left: `other` in the attempt (health failure, judged followed, -0.2) and alone as a legacy row
+    -- (0.5, no verdict: follow.weight.unscored). One rule, one run, two attempts.
+    IF (SELECT (units, round(followed_n::numeric, 9), round(followed_sum::numeric, 9), round(harm_n::numeric, 9))
+          FROM ctxgraph.tip_rule_stats WHERE skill = 'stig' AND tip_id = other)
+       IS DISTINCT FROM (2::bigint,
+                         round((ctxgraph.param('follow.weight.judge_followed') + ctxgraph.param('follow.weight.unscored'))::numeric, 9),
+                         round((-0.2 * ctxgraph.param('follow.weight.judge_followed')
+                                + 0.5 * ctxgraph.param('follow.weight.unscored'))::numeric, 9),
+                         round(ctxgraph.param('follow.weight.judge_followed')::numeric, 9))
+       OR (SELECT runs FROM ctxgraph.tip_stats WHERE skill = 'stig' AND tip_id = other) <> 1
+       OR (SELECT (attempts, round(outcome_sum::numeric, 9), harmful_attempts) FROM ctxgraph.rule_stats
+            WHERE skill = 'stig' AND rule_id = 'verify-rule') IS DISTINCT FROM (2::bigint, 0.3::numeric, 1::bigint)
+    THEN
+        RAISE EXCEPTION 'verify: tip_rule_stats, tip_stats.runs or rule_stats differ from the log';
     END IF;
     RAISE EXCEPTION USING ERRCODE = 'P0004', MESSAGE = 'rollback';
 EXCEPTION WHEN assert_failure THEN NULL;

@@ -7,7 +7,7 @@
 -- against the catalog; then real attempts with SET LOCAL ROLE. Needs pgTAP, the fixtures of
 -- tests/fixtures/factories.sql, and a superuser (or CREATEROLE) session.
 BEGIN;
-SELECT plan(583);
+SELECT plan(655);
 
 CREATE ROLE ctxgraph_roles_probe NOLOGIN;
 -- ---------------------------------------------------------------------------------------------
@@ -61,6 +61,18 @@ SELECT set_eq(
                  ('table', 'ctxgraph.tip_attempt_stats'),
                  ('table', 'stig.tip_attempt_stats'),
                  ('table', 'cve.tip_attempt_stats'),
+                 ('table', 'ctxgraph.tip_rule_stats'),
+                 ('table', 'stig.tip_rule_stats'),
+                 ('table', 'cve.tip_rule_stats'),
+                 ('table', 'ctxgraph.tip_run_stats'),
+                 ('table', 'stig.tip_run_stats'),
+                 ('table', 'cve.tip_run_stats'),
+                 ('table', 'ctxgraph.rule_attempt_stats'),
+                 ('table', 'stig.rule_attempt_stats'),
+                 ('table', 'cve.rule_attempt_stats'),
+                 ('table', 'ctxgraph.rule_stats'),
+                 ('table', 'stig.rule_stats'),
+                 ('table', 'cve.rule_stats'),
                  ('table', 'ctxgraph.parameters'),
                  ('table', 'ctxgraph.skills'),
                  ('table', 'ctxgraph.failure_modes'),
@@ -176,7 +188,7 @@ SELECT schema_privs_are('cve', 'ctxgraph_roles_probe', '{}'::name[],
                         'PUBLIC (a role with no grants) has no privileges on schema cve');
 
 -- ---------------------------------------------------------------------------------------------
--- Relations (315): table-level privileges of each role, both ways
+-- Relations (375): table-level privileges of each role, both ways
 -- (SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER; USAGE, SELECT, UPDATE on
 -- sequences).
 -- ---------------------------------------------------------------------------------------------
@@ -360,6 +372,126 @@ SELECT table_privs_are('cve', 'tip_attempt_stats', 'ctxgraph_analyst', ARRAY['SE
                        'ctxgraph_analyst has exactly {SELECT} on table cve.tip_attempt_stats');
 SELECT table_privs_are('cve', 'tip_attempt_stats', 'ctxgraph_roles_probe', '{}'::name[],
                        'PUBLIC (a role with no grants) has no privileges on table cve.tip_attempt_stats');
+SELECT table_privs_are('ctxgraph', 'tip_rule_stats', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on table ctxgraph.tip_rule_stats');
+SELECT table_privs_are('ctxgraph', 'tip_rule_stats', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on table ctxgraph.tip_rule_stats');
+SELECT table_privs_are('ctxgraph', 'tip_rule_stats', 'ctxgraph_ranker', '{}'::name[],
+                       'ctxgraph_ranker has no privileges on table ctxgraph.tip_rule_stats');
+SELECT table_privs_are('ctxgraph', 'tip_rule_stats', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on table ctxgraph.tip_rule_stats');
+SELECT table_privs_are('ctxgraph', 'tip_rule_stats', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on table ctxgraph.tip_rule_stats');
+SELECT table_privs_are('stig', 'tip_rule_stats', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on table stig.tip_rule_stats');
+SELECT table_privs_are('stig', 'tip_rule_stats', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on table stig.tip_rule_stats');
+SELECT table_privs_are('stig', 'tip_rule_stats', 'ctxgraph_ranker', '{}'::name[],
+                       'ctxgraph_ranker has no privileges on table stig.tip_rule_stats');
+SELECT table_privs_are('stig', 'tip_rule_stats', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on table stig.tip_rule_stats');
+SELECT table_privs_are('stig', 'tip_rule_stats', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on table stig.tip_rule_stats');
+SELECT table_privs_are('cve', 'tip_rule_stats', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on table cve.tip_rule_stats');
+SELECT table_privs_are('cve', 'tip_rule_stats', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on table cve.tip_rule_stats');
+SELECT table_privs_are('cve', 'tip_rule_stats', 'ctxgraph_ranker', '{}'::name[],
+                       'ctxgraph_ranker has no privileges on table cve.tip_rule_stats');
+SELECT table_privs_are('cve', 'tip_rule_stats', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on table cve.tip_rule_stats');
+SELECT table_privs_are('cve', 'tip_rule_stats', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on table cve.tip_rule_stats');
+SELECT table_privs_are('ctxgraph', 'tip_run_stats', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on table ctxgraph.tip_run_stats');
+SELECT table_privs_are('ctxgraph', 'tip_run_stats', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on table ctxgraph.tip_run_stats');
+SELECT table_privs_are('ctxgraph', 'tip_run_stats', 'ctxgraph_ranker', '{}'::name[],
+                       'ctxgraph_ranker has no privileges on table ctxgraph.tip_run_stats');
+SELECT table_privs_are('ctxgraph', 'tip_run_stats', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on table ctxgraph.tip_run_stats');
+SELECT table_privs_are('ctxgraph', 'tip_run_stats', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on table ctxgraph.tip_run_stats');
+SELECT table_privs_are('stig', 'tip_run_stats', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on table stig.tip_run_stats');
+SELECT table_privs_are('stig', 'tip_run_stats', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on table stig.tip_run_stats');
+SELECT table_privs_are('stig', 'tip_run_stats', 'ctxgraph_ranker', '{}'::name[],
+                       'ctxgraph_ranker has no privileges on table stig.tip_run_stats');
+SELECT table_privs_are('stig', 'tip_run_stats', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on table stig.tip_run_stats');
+SELECT table_privs_are('stig', 'tip_run_stats', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on table stig.tip_run_stats');
+SELECT table_privs_are('cve', 'tip_run_stats', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on table cve.tip_run_stats');
+SELECT table_privs_are('cve', 'tip_run_stats', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on table cve.tip_run_stats');
+SELECT table_privs_are('cve', 'tip_run_stats', 'ctxgraph_ranker', '{}'::name[],
+                       'ctxgraph_ranker has no privileges on table cve.tip_run_stats');
+SELECT table_privs_are('cve', 'tip_run_stats', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on table cve.tip_run_stats');
+SELECT table_privs_are('cve', 'tip_run_stats', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on table cve.tip_run_stats');
+SELECT table_privs_are('ctxgraph', 'rule_attempt_stats', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on table ctxgraph.rule_attempt_stats');
+SELECT table_privs_are('ctxgraph', 'rule_attempt_stats', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on table ctxgraph.rule_attempt_stats');
+SELECT table_privs_are('ctxgraph', 'rule_attempt_stats', 'ctxgraph_ranker', '{}'::name[],
+                       'ctxgraph_ranker has no privileges on table ctxgraph.rule_attempt_stats');
+SELECT table_privs_are('ctxgraph', 'rule_attempt_stats', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on table ctxgraph.rule_attempt_stats');
+SELECT table_privs_are('ctxgraph', 'rule_attempt_stats', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on table ctxgraph.rule_attempt_stats');
+SELECT table_privs_are('stig', 'rule_attempt_stats', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on table stig.rule_attempt_stats');
+SELECT table_privs_are('stig', 'rule_attempt_stats', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on table stig.rule_attempt_stats');
+SELECT table_privs_are('stig', 'rule_attempt_stats', 'ctxgraph_ranker', '{}'::name[],
+                       'ctxgraph_ranker has no privileges on table stig.rule_attempt_stats');
+SELECT table_privs_are('stig', 'rule_attempt_stats', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on table stig.rule_attempt_stats');
+SELECT table_privs_are('stig', 'rule_attempt_stats', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on table stig.rule_attempt_stats');
+SELECT table_privs_are('cve', 'rule_attempt_stats', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on table cve.rule_attempt_stats');
+SELECT table_privs_are('cve', 'rule_attempt_stats', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on table cve.rule_attempt_stats');
+SELECT table_privs_are('cve', 'rule_attempt_stats', 'ctxgraph_ranker', '{}'::name[],
+                       'ctxgraph_ranker has no privileges on table cve.rule_attempt_stats');
+SELECT table_privs_are('cve', 'rule_attempt_stats', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on table cve.rule_attempt_stats');
+SELECT table_privs_are('cve', 'rule_attempt_stats', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on table cve.rule_attempt_stats');
+SELECT table_privs_are('ctxgraph', 'rule_stats', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on table ctxgraph.rule_stats');
+SELECT table_privs_are('ctxgraph', 'rule_stats', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on table ctxgraph.rule_stats');
+SELECT table_privs_are('ctxgraph', 'rule_stats', 'ctxgraph_ranker', '{}'::name[],
+                       'ctxgraph_ranker has no privileges on table ctxgraph.rule_stats');
+SELECT table_privs_are('ctxgraph', 'rule_stats', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on table ctxgraph.rule_stats');
+SELECT table_privs_are('ctxgraph', 'rule_stats', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on table ctxgraph.rule_stats');
+SELECT table_privs_are('stig', 'rule_stats', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on table stig.rule_stats');
+SELECT table_privs_are('stig', 'rule_stats', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on table stig.rule_stats');
+SELECT table_privs_are('stig', 'rule_stats', 'ctxgraph_ranker', '{}'::name[],
+                       'ctxgraph_ranker has no privileges on table stig.rule_stats');
+SELECT table_privs_are('stig', 'rule_stats', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on table stig.rule_stats');
+SELECT table_privs_are('stig', 'rule_stats', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on table stig.rule_stats');
+SELECT table_privs_are('cve', 'rule_stats', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on table cve.rule_stats');
+SELECT table_privs_are('cve', 'rule_stats', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on table cve.rule_stats');
+SELECT table_privs_are('cve', 'rule_stats', 'ctxgraph_ranker', '{}'::name[],
+                       'ctxgraph_ranker has no privileges on table cve.rule_stats');
+SELECT table_privs_are('cve', 'rule_stats', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on table cve.rule_stats');
+SELECT table_privs_are('cve', 'rule_stats', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on table cve.rule_stats');
 SELECT table_privs_are('ctxgraph', 'parameters', 'ctxgraph_writer', ARRAY['SELECT']::name[],
                        'ctxgraph_writer has exactly {SELECT} on table ctxgraph.parameters');
 SELECT table_privs_are('ctxgraph', 'parameters', 'ctxgraph_scorer', ARRAY['SELECT']::name[],
@@ -812,7 +944,7 @@ SELECT table_privs_are('cve', 'scoring_null_reasons', 'ctxgraph_roles_probe', '{
                        'PUBLIC (a role with no grants) has no privileges on view cve.scoring_null_reasons');
 
 -- ---------------------------------------------------------------------------------------------
--- Column privileges (58): per table and view, every column privilege a role holds
+-- Column privileges (70): per table and view, every column privilege a role holds
 -- beyond its table-level privileges (what a column GRANT adds), all roles at once, both ways.
 -- ---------------------------------------------------------------------------------------------
 SELECT is(ARRAY(SELECT s.v FROM (
@@ -1049,6 +1181,162 @@ SELECT is(ARRAY(SELECT s.v FROM (
                   ORDER BY s.v COLLATE "C"),
           '{}'::text[],
           'column grants on cve.tip_attempt_stats: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('ctxgraph.tip_rule_stats')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on ctxgraph.tip_rule_stats: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('stig.tip_rule_stats')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on stig.tip_rule_stats: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('cve.tip_rule_stats')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on cve.tip_rule_stats: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('ctxgraph.tip_run_stats')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on ctxgraph.tip_run_stats: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('stig.tip_run_stats')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on stig.tip_run_stats: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('cve.tip_run_stats')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on cve.tip_run_stats: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('ctxgraph.rule_attempt_stats')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on ctxgraph.rule_attempt_stats: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('stig.rule_attempt_stats')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on stig.rule_attempt_stats: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('cve.rule_attempt_stats')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on cve.rule_attempt_stats: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('ctxgraph.rule_stats')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on ctxgraph.rule_stats: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('stig.rule_stats')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on stig.rule_stats: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('cve.rule_stats')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on cve.rule_stats: none');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)
@@ -2346,6 +2634,18 @@ BEGIN
                                'ctxgraph.tip_attempt_stats',
                                'stig.tip_attempt_stats',
                                'cve.tip_attempt_stats',
+                               'ctxgraph.tip_rule_stats',
+                               'stig.tip_rule_stats',
+                               'cve.tip_rule_stats',
+                               'ctxgraph.tip_run_stats',
+                               'stig.tip_run_stats',
+                               'cve.tip_run_stats',
+                               'ctxgraph.rule_attempt_stats',
+                               'stig.rule_attempt_stats',
+                               'cve.rule_attempt_stats',
+                               'ctxgraph.rule_stats',
+                               'stig.rule_stats',
+                               'cve.rule_stats',
                                'ctxgraph.parameters',
                                'ctxgraph.skills',
                                'ctxgraph.failure_modes',
@@ -2397,7 +2697,7 @@ BEGIN
     END IF;
 END
 $do$$sql$,
-                'ctxgraph_analyst: reads each of the 58 tables and views the matrix grants it SELECT on');
+                'ctxgraph_analyst: reads each of the 70 tables and views the matrix grants it SELECT on');
 SELECT lives_ok(format($$SELECT * FROM ctxgraph.follow_label_metrics('stig', ARRAY(SELECT id FROM stig.tip_retrievals WHERE attempt_id = %2$s), ARRAY[true])$$, :roles_tip, :roles_attempt),
                 'ctxgraph_analyst: runs ctxgraph.follow_label_metrics');
 SELECT throws_ok(format($$UPDATE stig.tips SET body = 'rewritten' WHERE id = %1$s$$, :roles_tip, :roles_attempt),

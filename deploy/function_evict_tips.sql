@@ -1,9 +1,12 @@
 -- Deploy ctxgraph:function_evict_tips to pg
--- requires: function_evict_tips@v0.4.0
--- requires: function_tip_evidence
+-- requires: function_evict_tips@v0.5.0
+-- requires: function_ensure_tip_effects
 
--- Rework: evict_tips refits the tip effects as of its as_of before it reads tip_evidence, whose
--- reasons now come from those effects. Same arguments, same result.
+-- Rework: evict_tips still decides on effects fitted to exactly the evidence up to its as_of, but
+-- through ensure_tip_effects, which refits only when the last fit is not already that fit (the
+-- evidence, the parameters or the instant changed). A dry run right after a scoring pass then costs
+-- the reading of the maintained evidence, not a refit over every attempt. Same arguments, same
+-- result.
 BEGIN;
 
 CREATE OR REPLACE FUNCTION ctxgraph.evict_tips(skill text, as_of timestamptz DEFAULT now(), dry_run boolean DEFAULT true)
@@ -19,9 +22,9 @@ BEGIN
     IF evict_tips.as_of IS NULL OR evict_tips.dry_run IS NULL THEN
         RAISE EXCEPTION 'ctxgraph: evict_tips needs as_of and dry_run' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    -- Decide on effects fitted to exactly the evidence up to as_of (a dry run refits them too:
-    -- they are derived state, and the preview must be what a real run would do).
-    PERFORM ctxgraph.refresh_tip_effects(evict_tips.skill, evict_tips.as_of);
+    -- Decide on effects fitted to exactly the evidence up to as_of (a dry run too: the preview
+    -- must be what a real run would do); refit only if the last fit is not that one.
+    PERFORM ctxgraph.ensure_tip_effects(evict_tips.skill, evict_tips.as_of);
 
     -- One statement: the evidence is computed once, and the retirements and their log rows
     -- are written (unless dry_run) from that same set.

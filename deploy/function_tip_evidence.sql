@@ -1,30 +1,27 @@
 -- Deploy ctxgraph:function_tip_evidence to pg
--- requires: function_tip_evidence@v0.4.0
--- requires: table_tip_effects
+-- requires: function_tip_evidence@v0.5.0
+-- requires: table_tip_stats
 
--- Rework: eviction acts on each tip's effect when followed (ctxgraph.tip_effects), which explains
--- away the tips followed with it and the rule's difficulty. Released, a tip was retired when its
--- followed outcome fell short of its rules' baseline, or when it was followed in attempts that
--- broke the system: both blamed every tip followed beside a misleading one (on a simulated skill,
--- 9 to 20 helpful tips retired). Now both reasons need the effect's upper bound, at
--- eviction.effect_z standard errors, below eviction.max_effect_upper: 'harm' with eviction.min_harm_attempts followed attempts that broke
--- the system over eviction.min_runs runs, 'harmful when followed' with the full support
--- (eviction.min_attempts, eviction.min_runs, eviction.min_followed_attempts; counted since a
--- restore). The baseline, shortfall and harm-share columns stay as evidence.
--- The result gains the effect columns, so the function is recreated, and with it
--- eviction_candidates, the view that selects from it (a view cannot outlive a change of its
--- function's result type); the view now shows the effect too.
+-- Rework: eviction without a scan of the log. Released, tip_evidence aggregated every scored
+-- retrieval of the skill on each call and joined every (tip, rule) with every attempt of the rule
+-- for the baselines (30 s at 1M rows; cancelled after 895 s at 5M). Now it reads the levels the
+-- tip_stats triggers maintain (tip_rule_stats, tip_stats.runs, rule_stats), and a rule's baseline
+-- for a tip is the rule's totals minus the tip's own follow-weighted part:
+--
+--     baseline_n   = attempts(rule)         - sum over the tip's attempts at the rule of w
+--     baseline_sum = outcome_sum(rule)      - sum of w * the tip's credit in that attempt
+--     baseline_harm = harmful_attempts(rule) - sum of w * whether that attempt broke the system
+--
+-- which is the released definition (every attempt of the rule weighted 1 - w, 1 where the tip was
+-- not retrieved) whenever an attempt's retrievals carry one credit, as the write path records
+-- them; released, the tip's attempts entered with the mean credit of all the attempt's tips.
+-- A restored tip is judged on its attempts after the restore, from its (tip, attempt) rows. The
+-- levels hold every scored retrieval, so they answer for an instant at or after the skill's
+-- latest retrieval; an earlier as_of reads the log up to it, with the same arithmetic. Same
+-- arguments, same result columns.
 BEGIN;
 
-INSERT INTO ctxgraph.parameters (name, value, description) VALUES
-    ('eviction.max_effect_upper', 0.0, 'Eviction: the upper bound of the effect at eviction.effect_z must lie below this (harmful when followed).'),
-    ('eviction.effect_z',         1.0, 'Eviction: normal quantile of the effect''s upper bound that eviction compares (one-sided 84%; the support minimums and the shrinkage of the effects add their own caution).');
-
-DO $$ BEGIN PERFORM ctxgraph.unexpose_skill_view('eviction_candidates'); END $$;
-DROP VIEW ctxgraph.eviction_candidates;
-DROP FUNCTION ctxgraph.tip_evidence(text, timestamptz);
-
-CREATE FUNCTION ctxgraph.tip_evidence(skill text, as_of timestamptz DEFAULT now())
+CREATE OR REPLACE FUNCTION ctxgraph.tip_evidence(skill text, as_of timestamptz DEFAULT now())
 RETURNS TABLE (
     tip_id              bigint,
     rule_id             text,
@@ -64,27 +61,12 @@ WITH params AS MATERIALIZED (
            ctxgraph.param('eviction.max_effect_upper') AS max_effect_upper,
            ctxgraph.param('eviction.effect_z') AS effect_z
 ),
-all_units AS (
-    -- One row per (tip, attempt) with a known outcome up to as_of, from the one per-retrieval
-    -- definition of credit, follow weight and harm.
-    SELECT s.tip_id,
-           s.attempt_key,
-           min(s.run_id) AS run_id,
-           min(s.rule_id) AS rule_id,
-           max(s.retrieved_at) AS retrieved_at,
-           avg(s.credit) AS outcome,
-           avg(s.follow_weight) AS weight,
-           bool_or(s.harmful) AS harmful
-      FROM ctxgraph.scored_retrievals AS s
+latest AS MATERIALIZED (
+    -- The maintained levels hold every scored retrieval: they answer for an instant at or after
+    -- the skill's latest retrieval (one row per tip to read). Before it, only the log can.
+    SELECT coalesce(max(s.last_retrieved_at) <= tip_evidence.as_of, true) AS maintained
+      FROM ctxgraph.tip_stats AS s
      WHERE s.skill = tip_evidence.skill
-       AND s.retrieved_at <= tip_evidence.as_of
-     GROUP BY s.tip_id, s.attempt_key
-),
-rule_attempts AS (
-    -- Each attempt at each rule once: the population the baselines come from.
-    SELECT u.rule_id, u.attempt_key, avg(u.outcome) AS outcome, bool_or(u.harmful) AS harmful
-      FROM all_units AS u
-     GROUP BY u.rule_id, u.attempt_key
 ),
 last_restore AS (
     SELECT e.tip_id, max(e.restored_at) AS restored_at
@@ -92,57 +74,99 @@ last_restore AS (
      WHERE e.skill = tip_evidence.skill AND e.restored_at IS NOT NULL AND e.restored_at <= tip_evidence.as_of
      GROUP BY e.tip_id
 ),
-tip_units AS (
-    -- A restored tip is judged only on evidence newer than its restore.
-    SELECT u.*
-      FROM all_units AS u
+-- The log up to as_of, only when the levels cannot answer: one unit per (tip, attempt), its mean
+-- credit y and mean follow weight w, from the one per-retrieval definition.
+log_units AS (
+    SELECT s.tip_id, s.attempt_key, min(s.run_id) AS run_id, min(s.rule_id) AS rule_id,
+           max(s.retrieved_at) AS retrieved_at, avg(s.credit) AS y, avg(s.follow_weight) AS w,
+           bool_or(s.harmful) AS harmful
+      FROM ctxgraph.scored_retrievals AS s
+     WHERE NOT (SELECT l.maintained FROM latest AS l)
+       AND s.skill = tip_evidence.skill
+       AND s.retrieved_at <= tip_evidence.as_of
+     GROUP BY s.tip_id, s.attempt_key
+),
+-- Each rule's population: every attempt once, its outcome the mean of its units'.
+rules AS (
+    SELECT r.rule_id, r.attempts, r.outcome_sum, r.harmful_attempts
+      FROM ctxgraph.rule_stats AS r
+     WHERE (SELECT l.maintained FROM latest AS l) AND r.skill = tip_evidence.skill
+    UNION ALL
+    SELECT a.rule_id, count(*), sum(a.y), count(*) FILTER (WHERE a.harmful)
+      FROM (SELECT u.rule_id, u.attempt_key, avg(u.y) AS y, bool_or(u.harmful) AS harmful
+              FROM log_units AS u GROUP BY u.rule_id, u.attempt_key) AS a
+     GROUP BY a.rule_id
+),
+-- A tip's own units at each rule (after its restore, if restored): count, sum w, sum w y, and sum w
+-- over those that broke the system.
+tip_rules AS (
+    SELECT r.tip_id, r.rule_id, r.units, r.followed_n, r.followed_sum, r.harm_n
+      FROM ctxgraph.tip_rule_stats AS r
+     WHERE (SELECT l.maintained FROM latest AS l) AND r.skill = tip_evidence.skill
+       AND NOT EXISTS (SELECT 1 FROM last_restore AS lr WHERE lr.tip_id = r.tip_id)
+    UNION ALL
+    SELECT a.tip_id, a.rule_id, count(*), sum(a.weight_sum / a.scored),
+           sum(a.weight_sum / a.scored * (a.outcome_sum / a.scored)), sum(a.weight_sum / a.scored * a.harmful::integer)
+      FROM ctxgraph.tip_attempt_stats AS a
+      JOIN last_restore AS lr ON lr.tip_id = a.tip_id
+     WHERE (SELECT l.maintained FROM latest AS l) AND a.skill = tip_evidence.skill AND a.retrieved_max > lr.restored_at
+     GROUP BY a.tip_id, a.rule_id
+    UNION ALL
+    SELECT u.tip_id, u.rule_id, count(*), sum(u.w), sum(u.w * u.y), sum(u.w * u.harmful::integer)
+      FROM log_units AS u
       LEFT JOIN last_restore AS lr ON lr.tip_id = u.tip_id
      WHERE lr.restored_at IS NULL OR u.retrieved_at > lr.restored_at
-),
-tip_rules AS (
-    SELECT u.tip_id, u.rule_id,
-           sum(u.weight) AS followed_n,
-           sum(u.weight * u.outcome) AS followed_sum
-      FROM tip_units AS u
      GROUP BY u.tip_id, u.rule_id
 ),
-tip_rule_baselines AS (
-    -- The rule's attempts where this tip was not followed: weight 1 - follow weight, and 1 for
-    -- attempts that did not retrieve the tip at all.
-    SELECT tr.tip_id, tr.rule_id, tr.followed_n,
-           sum(1 - coalesce(u.weight, 0)) AS baseline_n,
-           sum((1 - coalesce(u.weight, 0)) * ra.outcome) AS baseline_sum,
-           sum((1 - coalesce(u.weight, 0)) * ra.harmful::int) AS baseline_harm
-      FROM tip_rules AS tr
-      JOIN rule_attempts AS ra ON ra.rule_id = tr.rule_id
-      LEFT JOIN tip_units AS u ON u.tip_id = tr.tip_id AND u.attempt_key = ra.attempt_key
-     GROUP BY tr.tip_id, tr.rule_id, tr.followed_n
-),
-per_tip AS (
-    SELECT u.tip_id,
-           count(*) AS attempts,
-           count(DISTINCT u.run_id) AS runs,
-           sum(u.weight) AS followed_n,
-           sum(u.weight * u.outcome) / nullif(sum(u.weight), 0) AS followed_outcome,
-           sum(u.weight * u.harmful::int) AS harm_n
-      FROM tip_units AS u
+tip_runs AS (
+    SELECT s.tip_id, s.runs
+      FROM ctxgraph.tip_stats AS s
+     WHERE (SELECT l.maintained FROM latest AS l) AND s.skill = tip_evidence.skill
+       AND NOT EXISTS (SELECT 1 FROM last_restore AS lr WHERE lr.tip_id = s.tip_id)
+    UNION ALL
+    SELECT a.tip_id, count(DISTINCT a.run_id)
+      FROM ctxgraph.tip_attempt_stats AS a
+      JOIN last_restore AS lr ON lr.tip_id = a.tip_id
+     WHERE (SELECT l.maintained FROM latest AS l) AND a.skill = tip_evidence.skill AND a.retrieved_max > lr.restored_at
+     GROUP BY a.tip_id
+    UNION ALL
+    SELECT u.tip_id, count(DISTINCT u.run_id)
+      FROM log_units AS u
+      LEFT JOIN last_restore AS lr ON lr.tip_id = u.tip_id
+     WHERE lr.restored_at IS NULL OR u.retrieved_at > lr.restored_at
      GROUP BY u.tip_id
 ),
+per_tip AS (
+    SELECT tr.tip_id,
+           sum(tr.units) AS attempts,
+           sum(tr.followed_n) AS followed_n,
+           sum(tr.followed_sum) / nullif(sum(tr.followed_n), 0) AS followed_outcome,
+           sum(tr.harm_n) AS harm_n
+      FROM tip_rules AS tr
+     GROUP BY tr.tip_id
+),
 per_tip_baseline AS (
-    -- Difficulty-matched: each rule's baseline weighs as much as the tip was followed there.
+    -- Difficulty-matched: each rule's baseline weighs as much as the tip was followed there. The
+    -- rule's totals minus the tip's part are differences of float sums: a remainder under 1e-9
+    -- attempts is no baseline (it is 0 up to rounding).
     SELECT b.tip_id,
            sum(b.baseline_n) AS baseline_n,
-           sum(b.followed_n * b.baseline_sum / b.baseline_n) FILTER (WHERE b.baseline_n > 0)
-               / nullif(sum(b.followed_n) FILTER (WHERE b.baseline_n > 0), 0) AS baseline,
-           sum(b.followed_n * b.baseline_harm / b.baseline_n) FILTER (WHERE b.baseline_n > 0)
-               / nullif(sum(b.followed_n) FILTER (WHERE b.baseline_n > 0), 0) AS baseline_harm_share
-      FROM tip_rule_baselines AS b
+           sum(b.followed_n * b.baseline_sum / b.baseline_n) FILTER (WHERE b.baseline_n > 1e-9)
+               / nullif(sum(b.followed_n) FILTER (WHERE b.baseline_n > 1e-9), 0) AS baseline,
+           sum(b.followed_n * b.baseline_harm / b.baseline_n) FILTER (WHERE b.baseline_n > 1e-9)
+               / nullif(sum(b.followed_n) FILTER (WHERE b.baseline_n > 1e-9), 0) AS baseline_harm_share
+      FROM (SELECT tr.tip_id, tr.followed_n,
+                   greatest(ru.attempts - tr.followed_n, 0) AS baseline_n,
+                   ru.outcome_sum - tr.followed_sum AS baseline_sum,
+                   ru.harmful_attempts - tr.harm_n AS baseline_harm
+              FROM tip_rules AS tr
+              JOIN rules AS ru ON ru.rule_id = tr.rule_id) AS b
      GROUP BY b.tip_id
 ),
 judged AS (
     SELECT t.id AS tip_id, t.rule_id, t.retired_at IS NOT NULL AS retired,
            coalesce(pt.attempts, 0) AS attempts,
-           coalesce(pt.runs, 0) AS runs,
+           coalesce(tr.runs, 0) AS runs,
            coalesce(pt.followed_n, 0) AS followed_n,
            pt.followed_outcome,
            ctxgraph.wilson_upper(pt.followed_outcome, pt.followed_n, params.z) AS upper_bound,
@@ -157,6 +181,7 @@ judged AS (
       FROM ctxgraph.tips AS t
       CROSS JOIN params
       LEFT JOIN per_tip AS pt ON pt.tip_id = t.id
+      LEFT JOIN tip_runs AS tr ON tr.tip_id = t.id
       LEFT JOIN per_tip_baseline AS pb ON pb.tip_id = t.id
       LEFT JOIN ctxgraph.tip_effects AS fx ON fx.skill = t.skill AND fx.tip_id = t.id
      WHERE t.skill = tip_evidence.skill
@@ -201,54 +226,5 @@ COMMENT ON FUNCTION ctxgraph.tip_evidence(text, timestamptz) IS
 REVOKE ALL ON FUNCTION ctxgraph.tip_evidence(text, timestamptz) FROM PUBLIC;
 DO $$ BEGIN PERFORM ctxgraph._grant('EXECUTE ON FUNCTION ctxgraph.tip_evidence(text, timestamptz)', '{writer,ranker,analyst}'); END $$;
 
-CREATE VIEW ctxgraph.eviction_candidates AS
-SELECT s.name AS skill,
-       e.tip_id,
-       e.rule_id,
-       t.body,
-       e.reason,
-       e.attempts,
-       e.runs,
-       e.followed_attempts,
-       e.followed_outcome,
-       e.outcome_upper_bound,
-       e.rule_baseline,
-       e.shortfall_lower_bound,
-       e.harm_attempts,
-       e.harm_share,
-       e.baseline_harm_share,
-       e.effect,
-       e.effect_upper_bound,
-       e.co_followed_tips
-  FROM ctxgraph.skills AS s
- CROSS JOIN LATERAL ctxgraph.tip_evidence(s.name, now()) AS e
-  JOIN ctxgraph.tips AS t ON t.skill = s.name AND t.id = e.tip_id
- WHERE e.reason IS NOT NULL
-   AND NOT e.retired;
-
-COMMENT ON VIEW ctxgraph.eviction_candidates IS
-    'Active tips whose evidence (ctxgraph.tip_evidence at now(), on the effects last fitted) justifies retiring them: what ctxgraph.evict_tips would retire.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.skill IS 'The skill.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.tip_id IS 'The tip.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.rule_id IS 'The rule the tip was learned on.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.body IS 'The tip text.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.reason IS 'Why it would be retired.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.attempts IS 'Distinct scored attempts (the unit of evidence).';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.runs IS 'Distinct runs of those attempts.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.followed_attempts IS 'Follow-weighted attempts: the sum of follow weights.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.followed_outcome IS 'Follow-weighted mean outcome of the tip''s attempts.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.outcome_upper_bound IS 'Wilson upper bound of followed_outcome (z = eviction.bound_z).';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.rule_baseline IS 'Mean outcome of the same rules'' attempts that did not follow the tip.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.shortfall_lower_bound IS 'rule_baseline - outcome_upper_bound: how much worse following the tip does, at least.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.harm_attempts IS 'Follow-weighted attempts that broke the system.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.harm_share IS 'harm_attempts / followed_attempts.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.baseline_harm_share IS 'Share of the rules'' other attempts that broke the system.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.effect IS 'The tip''s effect when followed (ctxgraph.tip_effects): what eviction acts on.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.effect_upper_bound IS 'Upper bound of the effect at eviction.effect_z; below eviction.max_effect_upper the tip is retired.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.co_followed_tips IS 'Tips always followed together with it (itself included), which share its effect.';
-
-DO $$ BEGIN PERFORM ctxgraph._grant('SELECT ON ctxgraph.eviction_candidates', '{ranker,analyst}'); END $$;
-
-DO $$ BEGIN PERFORM ctxgraph.expose_skill_view('eviction_candidates'); END $$;
 
 COMMIT;

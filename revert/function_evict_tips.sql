@@ -1,6 +1,6 @@
 -- Revert ctxgraph:function_evict_tips from pg
 
--- Back to the definition released at @v0.4.0 (no refit), replaced in place.
+-- Back to @v0.5.0: evict_tips refits the effects on every call.
 BEGIN;
 
 CREATE OR REPLACE FUNCTION ctxgraph.evict_tips(skill text, as_of timestamptz DEFAULT now(), dry_run boolean DEFAULT true)
@@ -16,6 +16,9 @@ BEGIN
     IF evict_tips.as_of IS NULL OR evict_tips.dry_run IS NULL THEN
         RAISE EXCEPTION 'ctxgraph: evict_tips needs as_of and dry_run' USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    -- Decide on effects fitted to exactly the evidence up to as_of (a dry run refits them too:
+    -- they are derived state, and the preview must be what a real run would do).
+    PERFORM ctxgraph.refresh_tip_effects(evict_tips.skill, evict_tips.as_of);
 
     -- One statement: the evidence is computed once, and the retirements and their log rows
     -- are written (unless dry_run) from that same set.

@@ -1,14 +1,10 @@
 -- Revert ctxgraph:function_tip_evidence from pg
 
--- Back to tip_evidence and eviction_candidates as released at @v0.4.0 (no effect columns,
--- baseline and harm criteria), then drop the parameter this rework added.
+-- Back to @v0.5.0: tip_evidence aggregates the log on every call. Same signature and result
+-- columns, so the function is replaced in place and eviction_candidates keeps selecting from it.
 BEGIN;
 
-DO $$ BEGIN PERFORM ctxgraph.unexpose_skill_view('eviction_candidates'); END $$;
-DROP VIEW ctxgraph.eviction_candidates;
-DROP FUNCTION ctxgraph.tip_evidence(text, timestamptz);
-
-CREATE FUNCTION ctxgraph.tip_evidence(skill text, as_of timestamptz DEFAULT now())
+CREATE OR REPLACE FUNCTION ctxgraph.tip_evidence(skill text, as_of timestamptz DEFAULT now())
 RETURNS TABLE (
     tip_id              bigint,
     rule_id             text,
@@ -24,7 +20,11 @@ RETURNS TABLE (
     harm_share          double precision,
     baseline_harm_share double precision,
     retired             boolean,
-    reason              text
+    reason              text,
+    effect              double precision,
+    effect_upper_bound  double precision,
+    co_followed_tips    integer,
+    effects_as_of       timestamptz
 )
 LANGUAGE sql STABLE
 -- Owner's rights: the ranker and analysts read eviction_candidates without SELECT on the raw log.
@@ -40,7 +40,9 @@ WITH params AS MATERIALIZED (
            ctxgraph.param('eviction.bound_z') AS z,
            ctxgraph.param('eviction.min_shortfall') AS min_shortfall,
            ctxgraph.param('eviction.min_harm_attempts') AS min_harm,
-           ctxgraph.param('eviction.min_harm_excess') AS min_harm_excess
+           ctxgraph.param('eviction.min_harm_excess') AS min_harm_excess,
+           ctxgraph.param('eviction.max_effect_upper') AS max_effect_upper,
+           ctxgraph.param('eviction.effect_z') AS effect_z
 ),
 all_units AS (
     -- One row per (tip, attempt) with a known outcome up to as_of, from the one per-retrieval
@@ -129,90 +131,51 @@ judged AS (
            coalesce(pt.harm_n, 0) AS harm_n,
            pt.harm_n / nullif(pt.followed_n, 0) AS harm_share,
            pb.baseline_harm_share,
+           fx.effect, fx.effect + params.effect_z * fx.std_error AS effect_upper_bound, fx.co_followed_tips,
+           fx.as_of AS effects_as_of,
            params.*
       FROM ctxgraph.tips AS t
       CROSS JOIN params
       LEFT JOIN per_tip AS pt ON pt.tip_id = t.id
       LEFT JOIN per_tip_baseline AS pb ON pb.tip_id = t.id
+      LEFT JOIN ctxgraph.tip_effects AS fx ON fx.skill = t.skill AND fx.tip_id = t.id
      WHERE t.skill = tip_evidence.skill
        AND t.created_at <= tip_evidence.as_of
 ),
 verdicts AS (
     SELECT j.*,
            j.baseline - j.upper_bound AS shortfall,
-           j.attempts >= j.min_attempts AND j.runs >= j.min_runs AS supported,
-           j.harm_n >= j.min_harm
-               AND j.harm_share - coalesce(j.baseline_harm_share, 0) >= j.min_harm_excess AS harmful,
-           j.followed_n >= j.min_followed AND j.baseline - j.upper_bound >= j.min_shortfall AS low_utility
+           -- The support minimums count the tip's own attempts (since its restore, if restored).
+           j.attempts >= j.min_attempts AND j.runs >= j.min_runs AND j.followed_n >= j.min_followed AS supported,
+           -- Breaking the system needs less support: eviction.min_harm_attempts followed attempts
+           -- that broke it, over eviction.min_runs runs.
+           j.harm_n >= j.min_harm AND j.runs >= j.min_runs AS harm_supported,
+           j.effect_upper_bound < j.max_effect_upper AS harmful_when_followed
       FROM judged AS j
 )
 SELECT v.tip_id, v.rule_id, v.attempts, v.runs, v.followed_n, v.followed_outcome, v.upper_bound,
        v.baseline_n, v.baseline, v.shortfall, v.harm_n, v.harm_share, v.baseline_harm_share, v.retired,
        CASE
-           -- Harm stands on its own: enough harmful attempts over enough runs, whatever the total.
-           WHEN v.harmful AND v.runs >= v.min_runs THEN
-               format('harm: followed in %s attempts that broke the system (share %s vs %s for its rules)',
-                      round(v.harm_n::numeric, 1), round(v.harm_share::numeric, 2),
-                      round(coalesce(v.baseline_harm_share, 0)::numeric, 2))
-           WHEN v.supported AND v.low_utility THEN
-               format('low follow-weighted utility: followed in %s attempts with outcome %s (upper bound %s) vs %s for its rules without it',
-                      round(v.followed_n::numeric, 1), round(v.followed_outcome::numeric, 2),
-                      round(v.upper_bound::numeric, 2), round(v.baseline::numeric, 2))
-       END
+           -- Retire on the tip's own effect, other tips followed with it and the rule's difficulty
+           -- explained away; never on outcomes it merely shared with its neighbours.
+           WHEN v.harm_supported AND v.harmful_when_followed THEN
+               format('harm: effect %s (upper bound %s), followed in %s attempts that broke the system%s',
+                      round(v.effect::numeric, 2), round(v.effect_upper_bound::numeric, 2), round(v.harm_n::numeric, 1),
+                      CASE WHEN v.co_followed_tips > 1
+                           THEN format(', always followed together with %s other tips', v.co_followed_tips - 1) ELSE '' END)
+           WHEN v.supported AND v.harmful_when_followed THEN
+               format('harmful when followed: effect %s (upper bound %s) over %s attempts, followed in %s%s',
+                      round(v.effect::numeric, 2), round(v.effect_upper_bound::numeric, 2), v.attempts,
+                      round(v.followed_n::numeric, 1),
+                      CASE WHEN v.co_followed_tips > 1
+                           THEN format(', always followed together with %s other tips', v.co_followed_tips - 1) ELSE '' END)
+       END,
+       v.effect, v.effect_upper_bound, v.co_followed_tips, v.effects_as_of
   FROM verdicts AS v
  ORDER BY v.tip_id
 $$;
 
 COMMENT ON FUNCTION ctxgraph.tip_evidence(text, timestamptz) IS
-    'Per tip of a skill, as of an instant: attempts, runs, follow-weighted outcome and its upper bound, the rules'' own baseline, the shortfall''s lower bound, harm, and the eviction reason (NULL when the evidence does not justify retiring).';
-
-REVOKE ALL ON FUNCTION ctxgraph.tip_evidence(text, timestamptz) FROM PUBLIC;
-DO $$ BEGIN PERFORM ctxgraph._grant('EXECUTE ON FUNCTION ctxgraph.tip_evidence(text, timestamptz)', '{writer,ranker,analyst}'); END $$;
-
-CREATE VIEW ctxgraph.eviction_candidates AS
-SELECT s.name AS skill,
-       e.tip_id,
-       e.rule_id,
-       t.body,
-       e.reason,
-       e.attempts,
-       e.runs,
-       e.followed_attempts,
-       e.followed_outcome,
-       e.outcome_upper_bound,
-       e.rule_baseline,
-       e.shortfall_lower_bound,
-       e.harm_attempts,
-       e.harm_share,
-       e.baseline_harm_share
-  FROM ctxgraph.skills AS s
- CROSS JOIN LATERAL ctxgraph.tip_evidence(s.name, now()) AS e
-  JOIN ctxgraph.tips AS t ON t.skill = s.name AND t.id = e.tip_id
- WHERE e.reason IS NOT NULL
-   AND NOT e.retired;
-
-COMMENT ON VIEW ctxgraph.eviction_candidates IS
-    'Active tips whose evidence (ctxgraph.tip_evidence at now()) justifies retiring them: what ctxgraph.evict_tips would retire.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.skill IS 'The skill.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.tip_id IS 'The tip.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.rule_id IS 'The rule the tip was learned on.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.body IS 'The tip text.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.reason IS 'Why it would be retired.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.attempts IS 'Distinct scored attempts (the unit of evidence).';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.runs IS 'Distinct runs of those attempts.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.followed_attempts IS 'Follow-weighted attempts: the sum of follow weights.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.followed_outcome IS 'Follow-weighted mean outcome of the tip''s attempts.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.outcome_upper_bound IS 'Wilson upper bound of followed_outcome (z = eviction.bound_z).';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.rule_baseline IS 'Mean outcome of the same rules'' attempts that did not follow the tip.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.shortfall_lower_bound IS 'rule_baseline - outcome_upper_bound: how much worse following the tip does, at least.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.harm_attempts IS 'Follow-weighted attempts that broke the system.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.harm_share IS 'harm_attempts / followed_attempts.';
-COMMENT ON COLUMN ctxgraph.eviction_candidates.baseline_harm_share IS 'Share of the rules'' other attempts that broke the system.';
-
-DO $$ BEGIN PERFORM ctxgraph._grant('SELECT ON ctxgraph.eviction_candidates', '{ranker,analyst}'); END $$;
-
-DO $$ BEGIN PERFORM ctxgraph.expose_skill_view('eviction_candidates'); END $$;
-
-DELETE FROM ctxgraph.parameters WHERE name IN ('eviction.max_effect_upper', 'eviction.effect_z');
+    'Per tip of a skill, as of an instant: support (attempts, runs, follow-weighted attempts), the follow-weighted outcome against its rules'' baseline, harm, the effect when followed from ctxgraph.tip_effects, and the eviction reason: supported and the effect''s upper bound below eviction.max_effect_upper (NULL otherwise).';
 
 COMMIT;

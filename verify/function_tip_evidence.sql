@@ -37,6 +37,13 @@ BEGIN
     IF e.reason IS NULL OR e.reason NOT LIKE 'harmful when followed%' OR e.effect_upper_bound >= ctxgraph.param('eviction.max_effect_upper') THEN
         RAISE EXCEPTION 'verify: tip A, harmful when followed, has no reason: %', row_to_json(e);
     END IF;
+    -- The support and the baseline as the maintained levels give them: 12 attempts over 2 runs,
+    -- followed in the 4 failures (i = 3, 6, 9, 12); the rule's other 8 attempts passed on attempt
+    -- numbers 1, 2 and 4 to 11: (1.0 + 0.8 + 6 * 0.5) / 8 = 0.6.
+    IF (e.attempts, e.runs, e.followed_attempts, e.followed_outcome, round(e.rule_baseline::numeric, 9))
+       IS DISTINCT FROM (12::bigint, 2::bigint, 4::double precision, 0::double precision, 0.6::numeric) THEN
+        RAISE EXCEPTION 'verify: tip A''s support or baseline is wrong: %', row_to_json(e);
+    END IF;
     SELECT * INTO e FROM ctxgraph.tip_evidence('stig', '2026-01-02') AS x WHERE x.tip_id = tip_b;
     IF e.reason IS NOT NULL THEN
         RAISE EXCEPTION 'verify: tip B, followed beside A, was blamed: %', row_to_json(e);

@@ -364,9 +364,10 @@ def run_pass(
             )
     if summary.stamped:
         # New follow weights change every effect fit they touch: refit the skill's effects once,
-        # at the end, in a short transaction of its own.
+        # at the end, in a short transaction of its own. Through ensure_tip_effects, which records
+        # the fit, so that evict_tips right after the pass decides on it without refitting.
         began = time.perf_counter()
-        summary.effects_fitted = Client(conn).refresh_tip_effects(config.skill)
+        summary.effects_fitted = Client(conn).ensure_tip_effects(config.skill)
         conn.commit()
         summary.effects_seconds = time.perf_counter() - began
     summary.total_seconds = time.perf_counter() - started

@@ -237,6 +237,10 @@ class Client:
         """ctxgraph.refresh_tip_effects: refit the skill's per-tip effects; returns the tips with evidence."""
         return int(self._call("refresh_tip_effects", [skill], {"as_of": as_of}))
 
+    def ensure_tip_effects(self, skill: str, as_of: datetime | None = None) -> int:
+        """ctxgraph.ensure_tip_effects: refit the effects unless the last fit is already that of as_of."""
+        return int(self._call("ensure_tip_effects", [skill], {"as_of": as_of}))
+
     def tip_evidence(self, skill: str, as_of: datetime | None = None) -> list[Row]:
         """ctxgraph.tip_evidence: the evidence behind eviction, per tip, as of an instant."""
         return self._call("tip_evidence", [skill], {"as_of": as_of}, rows=True)

@@ -7,7 +7,7 @@
 -- against the catalog; then real attempts with SET LOCAL ROLE. Needs pgTAP, the fixtures of
 -- tests/fixtures/factories.sql, and a superuser (or CREATEROLE) session.
 BEGIN;
-SELECT plan(655);
+SELECT plan(666);
 
 CREATE ROLE ctxgraph_roles_probe NOLOGIN;
 -- ---------------------------------------------------------------------------------------------
@@ -77,6 +77,7 @@ SELECT set_eq(
                  ('table', 'ctxgraph.skills'),
                  ('table', 'ctxgraph.failure_modes'),
                  ('table', 'ctxgraph.tip_effects'),
+                 ('table', 'ctxgraph.tip_effect_fits'),
                  ('table', 'ctxgraph.skill_views'),
                  ('table', 'ctxgraph.group_roles'),
                  ('table', 'ctxgraph.tip_evictions'),
@@ -150,7 +151,8 @@ SELECT set_eq(
                  ('function', 'ctxgraph.expose_skill_view(text)'),
                  ('function', 'ctxgraph.unexpose_skill_view(text)'),
                  ('function', 'ctxgraph.refresh_tip_stats(text, bigint[])'),
-                 ('function', 'ctxgraph.refresh_tip_effects(text, timestamp with time zone)')$$,
+                 ('function', 'ctxgraph.refresh_tip_effects(text, timestamp with time zone)'),
+                 ('function', 'ctxgraph.ensure_tip_effects(text, timestamp with time zone)')$$,
     'the catalog''s relations and functions in ctxgraph, stig and cve are exactly the role matrix''s rows');
 
 -- ---------------------------------------------------------------------------------------------
@@ -188,7 +190,7 @@ SELECT schema_privs_are('cve', 'ctxgraph_roles_probe', '{}'::name[],
                         'PUBLIC (a role with no grants) has no privileges on schema cve');
 
 -- ---------------------------------------------------------------------------------------------
--- Relations (375): table-level privileges of each role, both ways
+-- Relations (380): table-level privileges of each role, both ways
 -- (SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER; USAGE, SELECT, UPDATE on
 -- sequences).
 -- ---------------------------------------------------------------------------------------------
@@ -532,6 +534,16 @@ SELECT table_privs_are('ctxgraph', 'tip_effects', 'ctxgraph_analyst', ARRAY['SEL
                        'ctxgraph_analyst has exactly {SELECT} on table ctxgraph.tip_effects');
 SELECT table_privs_are('ctxgraph', 'tip_effects', 'ctxgraph_roles_probe', '{}'::name[],
                        'PUBLIC (a role with no grants) has no privileges on table ctxgraph.tip_effects');
+SELECT table_privs_are('ctxgraph', 'tip_effect_fits', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on table ctxgraph.tip_effect_fits');
+SELECT table_privs_are('ctxgraph', 'tip_effect_fits', 'ctxgraph_scorer', '{}'::name[],
+                       'ctxgraph_scorer has no privileges on table ctxgraph.tip_effect_fits');
+SELECT table_privs_are('ctxgraph', 'tip_effect_fits', 'ctxgraph_ranker', '{}'::name[],
+                       'ctxgraph_ranker has no privileges on table ctxgraph.tip_effect_fits');
+SELECT table_privs_are('ctxgraph', 'tip_effect_fits', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on table ctxgraph.tip_effect_fits');
+SELECT table_privs_are('ctxgraph', 'tip_effect_fits', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on table ctxgraph.tip_effect_fits');
 SELECT table_privs_are('ctxgraph', 'skill_views', 'ctxgraph_writer', '{}'::name[],
                        'ctxgraph_writer has no privileges on table ctxgraph.skill_views');
 SELECT table_privs_are('ctxgraph', 'skill_views', 'ctxgraph_scorer', '{}'::name[],
@@ -944,7 +956,7 @@ SELECT table_privs_are('cve', 'scoring_null_reasons', 'ctxgraph_roles_probe', '{
                        'PUBLIC (a role with no grants) has no privileges on view cve.scoring_null_reasons');
 
 -- ---------------------------------------------------------------------------------------------
--- Column privileges (70): per table and view, every column privilege a role holds
+-- Column privileges (71): per table and view, every column privilege a role holds
 -- beyond its table-level privileges (what a column GRANT adds), all roles at once, both ways.
 -- ---------------------------------------------------------------------------------------------
 SELECT is(ARRAY(SELECT s.v FROM (
@@ -1389,6 +1401,19 @@ SELECT is(ARRAY(SELECT s.v FROM (
                   ORDER BY s.v COLLATE "C"),
           '{}'::text[],
           'column grants on ctxgraph.tip_effects: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('ctxgraph.tip_effect_fits')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on ctxgraph.tip_effect_fits: none');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)
@@ -1859,7 +1884,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
           'column grants on cve.scoring_null_reasons: none');
 
 -- ---------------------------------------------------------------------------------------------
--- Functions (165): EXECUTE for each role, both ways; PUBLIC never.
+-- Functions (170): EXECUTE for each role, both ways; PUBLIC never.
 -- ---------------------------------------------------------------------------------------------
 SELECT function_privs_are('ctxgraph', 'save_attempt', ARRAY['text', 'text', 'text', 'integer', 'text', 'timestamp with time zone', 'timestamp with time zone']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
@@ -2356,6 +2381,21 @@ SELECT function_privs_are('ctxgraph', 'refresh_tip_effects', ARRAY['text', 'time
 SELECT function_privs_are('ctxgraph', 'refresh_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
                           'ctxgraph_roles_probe', '{}'::name[],
                           'PUBLIC (a role with no grants) may not execute ctxgraph.refresh_tip_effects(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'ensure_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph.ensure_tip_effects(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'ensure_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.ensure_tip_effects(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'ensure_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph.ensure_tip_effects(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'ensure_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph.ensure_tip_effects(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'ensure_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.ensure_tip_effects(text, timestamp with time zone)');
 
 -- ---------------------------------------------------------------------------------------------
 -- Private helpers (5): the ctxgraph._* row, expanded from the catalog at
@@ -2650,6 +2690,7 @@ BEGIN
                                'ctxgraph.skills',
                                'ctxgraph.failure_modes',
                                'ctxgraph.tip_effects',
+                               'ctxgraph.tip_effect_fits',
                                'ctxgraph.skill_views',
                                'ctxgraph.group_roles',
                                'ctxgraph.tip_evictions',
@@ -2697,7 +2738,7 @@ BEGIN
     END IF;
 END
 $do$$sql$,
-                'ctxgraph_analyst: reads each of the 70 tables and views the matrix grants it SELECT on');
+                'ctxgraph_analyst: reads each of the 71 tables and views the matrix grants it SELECT on');
 SELECT lives_ok(format($$SELECT * FROM ctxgraph.follow_label_metrics('stig', ARRAY(SELECT id FROM stig.tip_retrievals WHERE attempt_id = %2$s), ARRAY[true])$$, :roles_tip, :roles_attempt),
                 'ctxgraph_analyst: runs ctxgraph.follow_label_metrics');
 SELECT throws_ok(format($$UPDATE stig.tips SET body = 'rewritten' WHERE id = %1$s$$, :roles_tip, :roles_attempt),

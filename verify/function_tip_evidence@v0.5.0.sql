@@ -1,0 +1,47 @@
+-- Verify ctxgraph:function_tip_evidence on pg
+
+SELECT tip_id, rule_id, attempts, runs, followed_attempts, followed_outcome, outcome_upper_bound, baseline_attempts,
+       rule_baseline, shortfall_lower_bound, harm_attempts, harm_share, baseline_harm_share, retired, reason,
+       effect, effect_upper_bound, co_followed_tips, effects_as_of
+  FROM ctxgraph.tip_evidence('stig', now()) WHERE FALSE;
+SELECT skill, tip_id, rule_id, body, reason, attempts, runs, followed_attempts, followed_outcome, outcome_upper_bound,
+       rule_baseline, shortfall_lower_bound, harm_attempts, harm_share, baseline_harm_share, effect,
+       effect_upper_bound, co_followed_tips
+  FROM ctxgraph.eviction_candidates WHERE FALSE;
+SELECT tip_id, reason, effect FROM stig.eviction_candidates WHERE FALSE;
+SELECT 1 / (SELECT prosecdef FROM pg_catalog.pg_proc WHERE oid = 'ctxgraph.tip_evidence(text, timestamptz)'::regprocedure)::int;
+SELECT 1 / has_table_privilege('ctxgraph_ranker', 'stig.eviction_candidates', 'SELECT')::int;
+-- Behaviour, rolled back: over two runs, tip A is followed only in the attempts that fail and B in
+-- every attempt. A's effect is clearly harmful and it has a reason; B, which shared every failure,
+-- is not blamed.
+DO $$
+DECLARE
+    tip_a   bigint;
+    tip_b   bigint;
+    attempt bigint;
+    i       integer;
+    e       record;
+BEGIN
+    INSERT INTO stig.tips (rule_id, body, created_at) VALUES ('verify-rule', 'verify tip A', '2026-01-01') RETURNING id INTO tip_a;
+    INSERT INTO stig.tips (rule_id, body, created_at) VALUES ('verify-rule', 'verify tip B', '2026-01-01') RETURNING id INTO tip_b;
+    FOR i IN 1 .. 12 LOOP
+        attempt := ctxgraph.save_attempt('stig', 'verify-run-' || (i % 2), 'verify-rule', i, NULL,
+                                         '2026-01-01 10:00+00'::timestamptz + i * interval '1 hour');
+        INSERT INTO stig.tip_retrievals (run_id, attempt_id, tip_id, rule_id, rank, tip_followed_llm, retrieved_at)
+        VALUES ('verify-run-' || (i % 2), attempt, tip_a, 'verify-rule', 1, i % 3 = 0, '2026-01-01 10:00+00'::timestamptz + i * interval '1 hour'),
+               ('verify-run-' || (i % 2), attempt, tip_b, 'verify-rule', 2, true, '2026-01-01 10:00+00'::timestamptz + i * interval '1 hour');
+        PERFORM ctxgraph.record_outcome('stig', attempt, i % 3 <> 0, CASE WHEN i % 3 = 0 THEN 'clean_failure' END);
+    END LOOP;
+    PERFORM ctxgraph.refresh_tip_effects('stig', '2026-01-02');
+    SELECT * INTO e FROM ctxgraph.tip_evidence('stig', '2026-01-02') AS x WHERE x.tip_id = tip_a;
+    IF e.reason IS NULL OR e.reason NOT LIKE 'harmful when followed%' OR e.effect_upper_bound >= ctxgraph.param('eviction.max_effect_upper') THEN
+        RAISE EXCEPTION 'verify: tip A, harmful when followed, has no reason: %', row_to_json(e);
+    END IF;
+    SELECT * INTO e FROM ctxgraph.tip_evidence('stig', '2026-01-02') AS x WHERE x.tip_id = tip_b;
+    IF e.reason IS NOT NULL THEN
+        RAISE EXCEPTION 'verify: tip B, followed beside A, was blamed: %', row_to_json(e);
+    END IF;
+    RAISE EXCEPTION USING ERRCODE = 'P0004', MESSAGE = 'rollback';
+EXCEPTION WHEN assert_failure THEN NULL;
+END
+$$;

@@ -251,7 +251,8 @@ COMMENT ON FUNCTION ctxgraph._rule_stats_apply(text, bigint[]) IS
     'Private: recomputes the given attempts'' rule_attempt_stats rows from their pairs and moves rule_stats by the difference.';
 
 -- _tip_stats_apply: the one place a change reaches the aggregates. Each element names a tip, the
--- attempt_key of a changed row, the row's sign in the retrieval count (+1 added, -1 removed, 0
+-- attempt_key of a changed row (NULL for a row without an outcome: it is in no pair, and logging
+-- or linking such rows, most of the write path, touches no pair, attempt or rule), the row's sign in the retrieval count (+1 added, -1 removed, 0
 -- neither), its retrieved_at, and whether it may have been the tip's latest retrieval and is
 -- gone (then the latest is read again from the log; an index scan of that tip's rows, which only a
 -- DELETE or a change of retrieved_at or tip_id can need).
@@ -288,7 +289,7 @@ BEGIN
                AS c (tip_id, attempt_key, sign, retrieved_at, removal)
     ),
     pairs AS (
-        SELECT DISTINCT c.tip_id, c.attempt_key FROM changes AS c
+        SELECT DISTINCT c.tip_id, c.attempt_key FROM changes AS c WHERE c.attempt_key IS NOT NULL
     ),
     fresh AS (
         SELECT p.tip_id, p.attempt_key, agg.*
@@ -423,7 +424,9 @@ BEGIN
     GET DIAGNOSTICS moved = ROW_COUNT;
 
     -- 3. The attempts whose pairs this may have changed: their rows and their rules' sums.
-    PERFORM ctxgraph._rule_stats_apply(_tip_stats_apply.skill, _tip_stats_apply.attempt_keys);
+    IF array_remove(_tip_stats_apply.attempt_keys, NULL) <> '{}' THEN
+        PERFORM ctxgraph._rule_stats_apply(_tip_stats_apply.skill, array_remove(_tip_stats_apply.attempt_keys, NULL));
+    END IF;
     RETURN moved;
 END
 $$;
@@ -576,7 +579,8 @@ DECLARE
 BEGIN
     IF TG_OP = 'INSERT' THEN
         FOR batch IN
-            SELECT n.skill, array_agg(n.tip_id) AS tip_ids, array_agg(coalesce(n.attempt_id, -n.id)) AS attempt_keys,
+            SELECT n.skill, array_agg(n.tip_id) AS tip_ids,
+                   array_agg(CASE WHEN n.outcome_value IS NOT NULL THEN coalesce(n.attempt_id, -n.id) END) AS attempt_keys,
                    array_agg(1) AS signs, array_agg(n.retrieved_at) AS retrieved_ats, array_agg(false) AS removals
               FROM new_rows AS n GROUP BY n.skill
         LOOP
@@ -585,7 +589,8 @@ BEGIN
         END LOOP;
     ELSIF TG_OP = 'DELETE' THEN
         FOR batch IN
-            SELECT o.skill, array_agg(o.tip_id) AS tip_ids, array_agg(coalesce(o.attempt_id, -o.id)) AS attempt_keys,
+            SELECT o.skill, array_agg(o.tip_id) AS tip_ids,
+                   array_agg(CASE WHEN o.outcome_value IS NOT NULL THEN coalesce(o.attempt_id, -o.id) END) AS attempt_keys,
                    array_agg(-1) AS signs, array_agg(o.retrieved_at) AS retrieved_ats, array_agg(true) AS removals
               FROM old_rows AS o GROUP BY o.skill
         LOOP
@@ -597,8 +602,10 @@ BEGIN
             SELECT e.skill, array_agg(e.tip_id) AS tip_ids, array_agg(e.attempt_key) AS attempt_keys,
                    array_agg(e.sign) AS signs, array_agg(e.retrieved_at) AS retrieved_ats,
                    array_agg(e.removal) AS removals
-              FROM (SELECT o.skill, o.id, o.tip_id AS old_tip, n.tip_id AS new_tip, o.attempt_id AS old_attempt,
-                           n.attempt_id AS new_attempt, o.retrieved_at AS old_at, n.retrieved_at AS new_at
+              FROM (SELECT o.skill, o.id, o.tip_id AS old_tip, n.tip_id AS new_tip,
+                           CASE WHEN o.outcome_value IS NOT NULL THEN coalesce(o.attempt_id, -o.id) END AS old_key,
+                           CASE WHEN n.outcome_value IS NOT NULL THEN coalesce(n.attempt_id, -n.id) END AS new_key,
+                           o.retrieved_at AS old_at, n.retrieved_at AS new_at
                       FROM old_rows AS o JOIN new_rows AS n ON n.skill = o.skill AND n.id = o.id
                      WHERE (o.tip_id, o.attempt_id, o.rule_id, o.outcome_value, o.outcome_confidence,
                             o.tip_followed_llm, o.tip_followed_emb, o.follow_probability, o.retrieved_at)
@@ -606,9 +613,9 @@ BEGIN
                            (n.tip_id, n.attempt_id, n.rule_id, n.outcome_value, n.outcome_confidence,
                             n.tip_followed_llm, n.tip_followed_emb, n.follow_probability, n.retrieved_at)) AS c
              CROSS JOIN LATERAL (
-                   VALUES (c.skill, c.old_tip, coalesce(c.old_attempt, -c.id), -1, c.old_at,
+                   VALUES (c.skill, c.old_tip, c.old_key, -1, c.old_at,
                            c.old_at IS DISTINCT FROM c.new_at OR c.old_tip <> c.new_tip),
-                          (c.skill, c.new_tip, coalesce(c.new_attempt, -c.id), 1, c.new_at, false)
+                          (c.skill, c.new_tip, c.new_key, 1, c.new_at, false)
                    ) AS e (skill, tip_id, attempt_key, sign, retrieved_at, removal)
              GROUP BY e.skill
         LOOP
@@ -637,7 +644,7 @@ BEGIN
                   FROM old_rows AS o
                   JOIN new_rows AS n ON n.skill = o.skill AND n.id = o.id
                   JOIN ctxgraph.tip_retrievals AS r ON r.skill = n.skill AND r.attempt_id = n.id
-                 WHERE o.failure_mode IS DISTINCT FROM n.failure_mode) AS r
+                 WHERE o.failure_mode IS DISTINCT FROM n.failure_mode AND r.outcome_value IS NOT NULL) AS r
          GROUP BY r.skill
     LOOP
         PERFORM ctxgraph._tip_stats_apply(batch.skill, batch.tip_ids, batch.attempt_keys, batch.signs,

@@ -47,6 +47,8 @@ LANGUAGE sql STABLE
 -- Owner's rights: the ranker and analysts read eviction_candidates without SELECT on the raw log.
 SECURITY DEFINER
 SET search_path = pg_catalog, ctxgraph, pg_temp
+-- The plan joins thousands of rows at most: compiling it (hundreds of ms) never pays.
+SET jit = off
 AS $$
 WITH params AS MATERIALIZED (
     -- ctxgraph.param raises on a missing row: eviction never runs on a silent NULL threshold.

@@ -189,7 +189,8 @@ COMMENT ON FUNCTION ctxgraph._tip_pair_aggregate(text, bigint, bigint) IS
 CREATE FUNCTION ctxgraph._rule_stats_apply(skill text, attempt_keys bigint[])
 RETURNS void
 LANGUAGE plpgsql
-SET plan_cache_mode = force_custom_plan
+-- The plan cache may keep generic plans here: every lookup is by key (= ANY of the arrays), which a
+-- generic plan serves as well, and replanning these statements on every write cost 3x their run.
 SET jit = off
 AS $$
 #variable_conflict use_column
@@ -260,7 +261,8 @@ CREATE FUNCTION ctxgraph._tip_stats_apply(skill text, tip_ids bigint[], attempt_
                                           retrieved_ats timestamptz[], removals boolean[])
 RETURNS integer
 LANGUAGE plpgsql
-SET plan_cache_mode = force_custom_plan
+-- The plan cache may keep generic plans here: every lookup is by key (= ANY of the arrays), which a
+-- generic plan serves as well, and replanning these statements on every write cost 3x their run.
 SET jit = off
 AS $$
 #variable_conflict use_column
@@ -277,6 +279,30 @@ BEGIN
      WHERE s.skill = _tip_stats_apply.skill AND s.tip_id = ANY (_tip_stats_apply.tip_ids)
      ORDER BY s.tip_id
        FOR UPDATE;
+
+    -- 2a. Rows without an outcome only (logging, linking): no pair, attempt or rule can move;
+    --     the retrieval count and the latest retrieval are all there is to keep.
+    IF array_remove(_tip_stats_apply.attempt_keys, NULL) = '{}' THEN
+        UPDATE ctxgraph.tip_stats AS s
+           SET retrievals = s.retrievals + r.retrievals,
+               evidence_version = s.evidence_version + 1,
+               last_retrieved_at = CASE
+                   WHEN r.latest_removed >= s.last_retrieved_at
+                       THEN (SELECT max(l.retrieved_at) FROM ctxgraph.tip_retrievals AS l
+                              WHERE l.skill = s.skill AND l.tip_id = s.tip_id)
+                   ELSE greatest(s.last_retrieved_at, r.latest_added)
+               END,
+               refreshed_at = now()
+          FROM (SELECT c.tip_id, sum(c.sign) AS retrievals,
+                       max(c.retrieved_at) FILTER (WHERE c.sign > 0) AS latest_added,
+                       max(c.retrieved_at) FILTER (WHERE c.removal) AS latest_removed
+                  FROM unnest(_tip_stats_apply.tip_ids, _tip_stats_apply.signs, _tip_stats_apply.retrieved_ats,
+                              _tip_stats_apply.removals) AS c (tip_id, sign, retrieved_at, removal)
+                 GROUP BY c.tip_id) AS r
+         WHERE s.skill = _tip_stats_apply.skill AND s.tip_id = r.tip_id;
+        GET DIAGNOSTICS moved = ROW_COUNT;
+        RETURN moved;
+    END IF;
 
     -- 2. In a fresh statement: each touched pair's figures now, against the stored ones; the pair
     --    rows replaced; the (tip, rule) and (tip, run) rows and each tip moved by the difference.
@@ -424,9 +450,7 @@ BEGIN
     GET DIAGNOSTICS moved = ROW_COUNT;
 
     -- 3. The attempts whose pairs this may have changed: their rows and their rules' sums.
-    IF array_remove(_tip_stats_apply.attempt_keys, NULL) <> '{}' THEN
-        PERFORM ctxgraph._rule_stats_apply(_tip_stats_apply.skill, array_remove(_tip_stats_apply.attempt_keys, NULL));
-    END IF;
+    PERFORM ctxgraph._rule_stats_apply(_tip_stats_apply.skill, array_remove(_tip_stats_apply.attempt_keys, NULL));
     RETURN moved;
 END
 $$;

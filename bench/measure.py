@@ -17,6 +17,7 @@ import os
 import random
 import re
 import statistics
+import subprocess
 import sys
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -401,6 +402,50 @@ PHASES = (
 )
 
 
+def measure_eviction(conn: psycopg.Connection, args: argparse.Namespace) -> dict[str, Any]:
+    """Eviction at this size: the effects fit, then the dry run, the candidates view and tip_evidence.
+
+    The dry run, the view and tip_evidence at now() read the maintained levels (the fit is reused when
+    nothing changed since it); tip_evidence at an instant inside the log reads the log, which is what
+    every call cost before the levels existed, so it stands beside them as the baseline. `ctxgraph
+    audit` runs as an operator would run it, its output discarded.
+    """
+    out: dict[str, Any] = {}
+    middle = conn.execute("SELECT min(retrieved_at) + (max(retrieved_at) - min(retrieved_at)) / 2"
+                          " FROM ctxgraph.tip_retrievals WHERE skill = 'stig'").fetchone()[0]
+    print("bench: eviction: the effects fit ...", file=sys.stderr, flush=True)
+    fit_ms, fitted = timed(lambda: conn.execute("SELECT ctxgraph.ensure_tip_effects('stig')").fetchone()[0])
+    out["effects_fit_ms"] = fit_ms
+    out["effects_methods"] = dict(conn.execute(
+        "SELECT method, count(*) FROM ctxgraph.tip_effects WHERE skill = 'stig' GROUP BY method").fetchall())
+    out["effects_fitted"] = fitted
+    reuse = [timed(lambda: conn.execute("SELECT ctxgraph.ensure_tip_effects('stig')").fetchone())[0]
+             for _ in range(args.eviction_reps)]
+    out["effects_reuse"] = summary(reuse)
+    dry = [timed(lambda: conn.execute("SELECT count(*) FROM ctxgraph.evict_tips('stig')").fetchone())
+           for _ in range(args.eviction_reps)]
+    out["dry_run"] = summary([t for t, _ in dry])
+    out["dry_run_candidates"] = dry[0][1][0]
+    out["candidates_view"] = summary([timed(lambda: conn.execute(
+        "SELECT count(*) FROM stig.eviction_candidates").fetchone())[0] for _ in range(args.eviction_reps)])
+    out["tip_evidence_now"] = summary([timed(lambda: conn.execute(
+        "SELECT count(*) FROM ctxgraph.tip_evidence('stig')").fetchone())[0] for _ in range(args.eviction_reps)])
+    print("bench: eviction: tip_evidence from the log (an instant inside it) ...", file=sys.stderr, flush=True)
+    out["tip_evidence_log_ms"], _ = timed(lambda: conn.execute(
+        "SELECT count(*) FROM ctxgraph.tip_evidence('stig', %s)", [middle]).fetchone())
+    cli = Path(sys.executable).with_name("ctxgraph")
+    if cli.exists():
+        print("bench: eviction: ctxgraph audit ...", file=sys.stderr, flush=True)
+        began = time.perf_counter()
+        # The libpq variables name the bench database; a DATABASE_URL would win over them.
+        env = {k: v for k, v in os.environ.items() if k != "DATABASE_URL"}
+        done = subprocess.run([str(cli), "audit", "--skill", "stig"], stdout=subprocess.DEVNULL,
+                              stderr=subprocess.PIPE, text=True, check=False, env=env)
+        out["audit_ms"] = (time.perf_counter() - began) * 1000.0
+        out["audit_status"] = done.returncode
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run every measurement in both statistics states, write the plans and the figures as JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -412,6 +457,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--writes", type=int, default=40)
     parser.add_argument("--scorer-rows", type=int, default=3500)
     parser.add_argument("--scorer-reps", type=int, default=5)
+    parser.add_argument("--eviction-reps", type=int, default=3)
     parser.add_argument("--json", required=True, help="where to write the figures")
     parser.add_argument("--plan", required=True, help="where to write the ranker's EXPLAIN output")
     args = parser.parse_args(argv)
@@ -466,6 +512,8 @@ def main(argv: Sequence[str] | None = None) -> int:
                 fh.write("-- the same after the write series (plans cached by the session)\n" + later + "\n")
             out["seconds"] = time.perf_counter() - step
             results["phases"][phase] = out
+    with psycopg.connect(autocommit=True) as conn:
+        results["eviction"] = measure_eviction(conn, args)
     with open(args.json, "w", encoding="utf-8") as fh:
         json.dump(results, fh, indent=2, default=str)
     return 0

@@ -104,7 +104,40 @@ def report(r: dict[str, Any], load_mode: str, elapsed: int) -> str:
         lines.append(f"  NOTE: the write path is {slow:.0f}x slower while the partitioned parents have no statistics:"
                      " refresh_tip_stats")
         lines.append("  misplans (full scans of the log, JIT). Plans and details: docs/ranker-plan.md, 'Findings'.")
+    lines += eviction_report(r)
     return "\n".join(lines)
+
+
+def eviction_report(r: dict[str, Any]) -> list[str]:
+    """Eviction and the effects at this size, and the issue's goals beside what was measured."""
+    e = r.get("eviction")
+    if not e:
+        return []
+    par = r["phases"]["parents"]
+    lines = ["", f"  {'eviction, median ms (n = ' + str(e['dry_run']['n']) + ')':<55} {'measured':>19}"]
+    methods = ", ".join(f"{k} {v:,}" for k, v in sorted(e["effects_methods"].items()))
+    lines.append(f"  {'effects fit, ensure_tip_effects (first call)':<55} {ms(e['effects_fit_ms']):>19}   ({methods})")
+    lines.append(f"  {'ensure_tip_effects again, nothing changed (reused)':<55} {ms(e['effects_reuse']['median_ms']):>19}")
+    lines.append(f"  {'evict_tips dry run (' + str(e['dry_run_candidates']) + ' candidates)':<55} "
+                 f"{ms(e['dry_run']['median_ms']):>19}")
+    lines.append(f"  {'eviction_candidates view':<55} {ms(e['candidates_view']['median_ms']):>19}")
+    lines.append(f"  {'tip_evidence at now(): the maintained levels':<55} {ms(e['tip_evidence_now']['median_ms']):>19}")
+    lines.append(f"  {'tip_evidence inside the log: the log path (baseline)':<55} {ms(e['tip_evidence_log_ms']):>19}"
+                 f"   = {e['tip_evidence_log_ms'] / e['tip_evidence_now']['median_ms']:,.0f}x the maintained read")
+    if "audit_ms" in e:
+        lines.append(f"  {'ctxgraph audit --skill stig (whole report)':<55} {ms(e['audit_ms']):>19}"
+                     f"   (exit {e['audit_status']})")
+    writes = par["d_write_with_triggers"]["total"]["median_ms"] / par["d_write_without_triggers"]["total"]["median_ms"]
+    scorer = par["d_scorer_with_triggers"]["median_ms"] / par["d_scorer_without_triggers"]["median_ms"]
+    rows = r["facts"]["log_rows"]
+    lines += ["", f"  {'goals (issue 11) at ' + format(rows, ',') + ' log rows':<55} {'goal':>10} {'measured':>12}"]
+    lines.append(f"  {'one attempt write path, triggers / none':<55} {'<= 2x':>10} {format(writes, '.1f') + 'x':>12}")
+    lines.append(f"  {'scorer write-back of 3,500 rows, triggers / none':<55} {'<= 2x':>10} {format(scorer, '.1f') + 'x':>12}")
+    lines.append(f"  {'evict_tips dry run (goal stated for 10M rows)':<55} {'<= 5 s':>10} "
+                 f"{ms(e['dry_run']['median_ms']):>12}")
+    if "audit_ms" in e:
+        lines.append(f"  {'ctxgraph audit (goal stated for 1M rows)':<55} {'<= 5 s':>10} {ms(e['audit_ms']):>12}")
+    return lines
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -112,7 +112,9 @@ def _integer(path: Path, number: int, item: dict, key: str) -> int | None:
 
 
 def stage_lines(path: Path, tip_ids: dict[str, int]) -> Iterator[tuple[Any, ...]]:
-    """Yield the staging row (``Client.ingest_run_log``'s column order) of every line the write path takes, in file order.
+    """Yield the staging row of every line the write path takes, in file order.
+
+    Rows are in ``Client.ingest_run_log``'s column order.
 
     The checks made here are the loader's own (JSON, types, tip refs, timestamps), with the same
     messages as the per-call replay; the write path's checks are the SQL function's. A bad line
@@ -128,14 +130,16 @@ def stage_lines(path: Path, tip_ids: dict[str, int]) -> Iterator[tuple[Any, ...]
             if unknown:
                 raise LoadError(f"{path}:{number}: unknown tip_ref {', '.join(map(str, unknown))}")
             scores = [t.get("similarity_score") for t in tips]
-            if any(s is not None and (isinstance(s, bool) or not isinstance(s, (int, float))) for s in scores):
+            if any(s is not None and (isinstance(s, bool) or not isinstance(s, (int, float)))
+                   for s in scores):
                 raise LoadError(f"{path}:{number}: similarity_score must be a number")
             retrieved_at = _time(path, number, item.get("retrieved_at"))
             if retrieved_at is None:
                 raise LoadError(f"{path}:{number}: a retrieval line needs retrieved_at")
             yield (number, kind, _text(path, number, item, "run_id"), _text(path, number, item, "rule_id"),
-                   _integer(path, number, item, "attempt_number"), retrieved_at, [tip_ids[t["tip_ref"]] for t in tips],
-                   [None if s is None else float(s) for s in scores], None, None, None, None, None)
+                   _integer(path, number, item, "attempt_number"), retrieved_at,
+                   [tip_ids[t["tip_ref"]] for t in tips], [None if s is None else float(s) for s in scores],
+                   None, None, None, None, None)
         elif kind == "attempt":
             result = item.get("result") or {}
             if not isinstance(result, dict) or not isinstance(result.get("passed"), bool):
@@ -148,12 +152,13 @@ def stage_lines(path: Path, tip_ids: dict[str, int]) -> Iterator[tuple[Any, ...]
                    _text(path, number, item, "approach"), _time(path, number, item.get("started_at")),
                    _time(path, number, item.get("ended_at")), result["passed"], failure_mode)
         elif kind == "run_end" and item.get("ended_at"):
-            yield (number, kind, _text(path, number, item, "run_id"), None, None, None, None, None, None, None,
-                   _time(path, number, item["ended_at"]), None, None)
+            yield (number, kind, _text(path, number, item, "run_id"), None, None, None, None, None, None,
+                   None, _time(path, number, item["ended_at"]), None, None)
         # run_start, note, eval_detail and unknown types carry nothing the write path takes.
 
 
-def _load_run_bulk(conn: psycopg.Connection, skill: str, path: Path, tip_ids: dict[str, int]) -> list[RunLoaded]:
+def _load_run_bulk(conn: psycopg.Connection, skill: str, path: Path,
+                   tip_ids: dict[str, int]) -> list[RunLoaded]:
     rows: list[tuple[Any, ...]] = []
     problem: LoadError | None = None
     try:
@@ -163,7 +168,8 @@ def _load_run_bulk(conn: psycopg.Connection, skill: str, path: Path, tip_ids: di
     client = Client(conn)
     with conn.transaction():
         if problem is None:
-            return [RunLoaded(r["run_id"], r["attempts"], r["retrievals"]) for r in client.ingest_run_log(skill, rows)]
+            return [RunLoaded(r["run_id"], r["attempts"], r["retrievals"])
+                    for r in client.ingest_run_log(skill, rows)]
         # The replay would have stopped at the first bad line of either kind: the write path's
         # checks run on the lines before the loader's bad one (and are rolled back), so an earlier
         # line the SQL refuses is the error reported.
@@ -172,7 +178,8 @@ def _load_run_bulk(conn: psycopg.Connection, skill: str, path: Path, tip_ids: di
         raise problem
 
 
-def _load_run_per_call(conn: psycopg.Connection, skill: str, path: Path, tip_ids: dict[str, int]) -> list[RunLoaded]:
+def _load_run_per_call(conn: psycopg.Connection, skill: str, path: Path,
+                       tip_ids: dict[str, int]) -> list[RunLoaded]:
     pending: dict[tuple[str, str, int], list[int]] = {}
     loaded: dict[str, list[int]] = {}
     client = Client(conn)

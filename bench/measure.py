@@ -27,6 +27,7 @@ from typing import Any
 import psycopg
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scorer"))
+from ctxgraph import loader  # noqa: E402  (ctxgraph load, bulk and per call)
 from ctxgraph.store import Client  # noqa: E402  (the write path as the agent calls it)
 
 SKILL = "stig"
@@ -394,6 +395,168 @@ def refresh_plan(conn: psycopg.Connection, phase: str, tips: list[int], rule_id:
     return text[:text.index("\n")] + text[plan_start:] if plan_start > 0 else text
 
 
+# -- ingest: ctxgraph load in bulk against plain COPY and the per-call path, on the 1M-row history ------
+
+INGEST_T0 = "2026-12-01T06:00:00+00:00"
+
+
+def ingest_plan(conn: psycopg.Connection, rng: random.Random, attempts: int) -> list[tuple[str, int, list[int], bool]]:
+    """attempts attempts spread over every rule (rule, attempt number, 5 of its tips, passed)."""
+    by_rule: dict[str, list[int]] = {}
+    for rule_id, tip_id in conn.execute("SELECT rule_id, id FROM stig.tips ORDER BY rule_id, id"):
+        by_rule.setdefault(rule_id, []).append(tip_id)
+    rules = sorted(by_rule)
+    return [(rules[i % len(rules)], i // len(rules) + 1, rng.sample(by_rule[rules[i % len(rules)]], 5),
+             rng.random() < 0.6) for i in range(attempts)]
+
+
+def write_run_log(path: Path, run_id: str, plan: list[tuple[str, int, list[int], bool]]) -> None:
+    """A run log in the README's format: per attempt a retrieval line, then its attempt line."""
+    from datetime import datetime, timedelta
+
+    t0 = datetime.fromisoformat(INGEST_T0)
+    with path.open("w", encoding="utf-8") as fh:
+        fh.write(json.dumps({"type": "run_start", "run_id": run_id, "started_at": t0.isoformat()}) + "\n")
+        for i, (rule_id, number, tips, passed) in enumerate(plan):
+            at = t0 + timedelta(seconds=2 * i)
+            fh.write(json.dumps({"type": "retrieval", "run_id": run_id, "rule_id": rule_id, "attempt_number": number,
+                                 "retrieved_at": at.isoformat(),
+                                 "tips": [{"tip_ref": f"t{t}", "similarity_score": round(0.9 - 0.05 * k, 3)}
+                                          for k, t in enumerate(tips)]}) + "\n")
+            fh.write(json.dumps({"type": "attempt", "run_id": run_id, "rule_id": rule_id, "attempt_number": number,
+                                 "started_at": (at + timedelta(milliseconds=200)).isoformat(),
+                                 "ended_at": (at + timedelta(seconds=1)).isoformat(),
+                                 "fix_script": f"#!/bin/sh\n# {rule_id}\nsed -i 's/^X.*/X 1/' /etc/x.conf\n",
+                                 "result": {"passed": passed, "failure_mode": None if passed else "clean_failure"}})
+                     + "\n")
+        fh.write(json.dumps({"type": "run_end", "run_id": run_id,
+                             "ended_at": (t0 + timedelta(seconds=2 * len(plan) + 5)).isoformat()}) + "\n")
+
+
+def log_rows(run_id: str, plan: list[tuple[str, int, list[int], bool]]) -> list[tuple]:
+    """The tip_retrievals rows the log becomes (the same rows a plain COPY writes)."""
+    from datetime import datetime, timedelta
+
+    t0 = datetime.fromisoformat(INGEST_T0)
+    rows = []
+    for i, (rule_id, number, tips, passed) in enumerate(plan):
+        outcome = (1.0 if number == 1 else 0.8 if number <= 3 else 0.5) if passed else 0.0
+        for k, tip in enumerate(tips):
+            rows.append(("stig", len(rows) + 1, run_id, i + 1, tip, rule_id, k + 1, round(0.9 - 0.05 * k, 3),
+                         outcome, 1.0, t0 + timedelta(seconds=2 * i)))
+    return rows
+
+
+COPY_COLUMNS = ("skill, id, run_id, attempt_id, tip_id, rule_id, rank, similarity_score, outcome_value,"
+                " outcome_confidence, retrieved_at")
+
+
+def copy_ms(conn: psycopg.Connection, table: str, rows: list[tuple], reps: int) -> list[float]:
+    """Client-side time of one COPY of rows into table, reps times (emptied between, untimed)."""
+    out = []
+    for _ in range(reps):
+        conn.execute(f"TRUNCATE {table}")
+        start = time.perf_counter()
+        with conn.cursor() as cur, cur.copy(f"COPY {table} ({COPY_COLUMNS}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        out.append((time.perf_counter() - start) * 1000.0)
+    return out
+
+
+def per_attempt_series(conn: psycopg.Connection, skill: str, run_id: str, plan: list[tuple[str, int, list[int], bool]],
+                       tip_map: Mapping[int, int] | None = None) -> list[float]:
+    """The four per-call write functions per attempt, all in one transaction (as the per-call loader
+    writes a file), rolled back; one timing per attempt in milliseconds."""
+    client = Client(conn)
+    times = []
+    with conn.transaction(force_rollback=True):
+        for rule_id, number, tips, passed in plan:
+            ids = [tip_map[t] for t in tips] if tip_map else tips
+            start = time.perf_counter()
+            rids = client.log_retrievals(skill, run_id, rule_id, ids, [0.9, 0.85, 0.8, 0.75, 0.7])
+            attempt = client.save_attempt(skill, run_id, rule_id, number)
+            client.update_retrieval_attempt_ids(skill, rids, attempt)
+            client.record_outcome(skill, attempt, passed, None if passed else "clean_failure")
+            times.append((time.perf_counter() - start) * 1000.0)
+    return times
+
+
+def measure_ingest(args: argparse.Namespace, rng: random.Random, workdir: Path) -> dict[str, Any]:
+    """Ingest of one run log on the 1M-row history: plain COPY of the same rows (unindexed, and with
+    the log's indexes), ctxgraph load in bulk, the per-call path on a smaller sample, and the per-attempt
+    write-path cost at this history against an empty log (a fresh skill holding the same tips)."""
+    out: dict[str, Any] = {}
+    with psycopg.connect(autocommit=True) as conn:
+        conn.execute("SET client_min_messages = warning")
+        plan = ingest_plan(conn, rng, args.ingest_attempts)
+        history = conn.execute("SELECT count(*) FROM stig.tip_retrievals").fetchone()[0]
+        bulk_log, call_log = workdir / "ingest-bulk.jsonl", workdir / "ingest-per-call.jsonl"
+        write_run_log(bulk_log, "bench-ingest-bulk", plan)
+        write_run_log(call_log, "bench-ingest-per-call", plan[: args.ingest_per_call])
+        refs = {f"t{t}": t for _, _, tips, _ in plan for t in tips}
+        rows = log_rows("bench-ingest-bulk", plan)
+        out.update(history_rows=history, retrievals=len(rows), attempts=len(plan),
+                   per_call_attempts=args.ingest_per_call, per_call_retrievals=5 * args.ingest_per_call,
+                   log_bytes=bulk_log.stat().st_size)
+
+        print("bench: [ingest] plain COPY ...", file=sys.stderr, flush=True)
+        conn.execute("CREATE TABLE public.bench_copy_plain (LIKE ctxgraph.tip_retrievals)")
+        conn.execute("CREATE TABLE public.bench_copy_indexed (LIKE stig.tip_retrievals INCLUDING INDEXES)")
+        try:
+            out["copy_plain"] = summary(copy_ms(conn, "public.bench_copy_plain", rows, args.ingest_reps))
+            out["copy_indexed"] = summary(copy_ms(conn, "public.bench_copy_indexed", rows, args.ingest_reps))
+            out["copy_indexed_count"] = conn.execute(
+                "SELECT count(*) FROM pg_index WHERE indrelid = 'public.bench_copy_indexed'::regclass").fetchone()[0]
+        finally:
+            conn.execute("DROP TABLE public.bench_copy_plain, public.bench_copy_indexed")
+
+        print("bench: [ingest] ctxgraph load (bulk) ...", file=sys.stderr, flush=True)
+        bulk, staging = [], []
+        for _ in range(args.ingest_reps):
+            ms, _ = timed(lambda: list(loader.stage_lines(bulk_log, refs)))
+            staging.append(ms)
+            with conn.transaction(force_rollback=True):
+                ms, loaded = timed(lambda: loader.load_run(conn, "stig", bulk_log, refs))
+            assert loaded == [loader.RunLoaded("bench-ingest-bulk", len(plan), len(rows))], loaded
+            bulk.append(ms)
+        out["bulk_load"] = summary(bulk)
+        out["bulk_parse"] = summary(staging)
+
+        print("bench: [ingest] ctxgraph load --per-call ...", file=sys.stderr, flush=True)
+        with conn.transaction(force_rollback=True):
+            ms, _ = timed(lambda: loader.load_run(conn, "stig", call_log, refs, bulk=False))
+        out["per_call_load_ms"] = ms
+
+        print("bench: [ingest] per-attempt write path, 1M-row log and an empty one ...", file=sys.stderr, flush=True)
+        sample = plan[: args.ingest_per_call]
+        at_history = per_attempt_series(conn, "stig", "bench-ingest-series", sample)
+        conn.execute("SELECT ctxgraph.add_skill('bench_empty', 'graded')")
+        try:
+            tip_ids = sorted({t for _, _, tips, _ in sample for t in tips})
+            new_ids = [r[0] for r in conn.execute(
+                "INSERT INTO bench_empty.tips (rule_id, body)"
+                " SELECT t.rule_id, t.body FROM stig.tips AS t JOIN unnest(%s::bigint[]) WITH ORDINALITY AS u (id, ord)"
+                " ON u.id = t.id ORDER BY u.ord RETURNING id", (tip_ids,))]
+            conn.execute("ANALYZE bench_empty.tips")
+            empty = per_attempt_series(conn, "bench_empty", "bench-ingest-series", sample, dict(zip(tip_ids, new_ids)))
+        finally:
+            conn.execute("SELECT ctxgraph.drop_skill('bench_empty')")
+        tenth = max(1, len(sample) // 10)
+        for name, series in (("history", at_history), ("empty", empty)):
+            out[f"attempt_{name}"] = summary(series)
+            out[f"attempt_{name}_first"] = summary(series[:tenth])
+            out[f"attempt_{name}_last"] = summary(series[-tenth:])
+        out["series_tenth"] = tenth
+
+    out["bulk_rate"] = out["retrievals"] / (out["bulk_load"]["median_ms"] / 1000.0)
+    out["copy_plain_rate"] = out["retrievals"] / (out["copy_plain"]["median_ms"] / 1000.0)
+    out["copy_indexed_rate"] = out["retrievals"] / (out["copy_indexed"]["median_ms"] / 1000.0)
+    out["per_call_rate"] = out["per_call_retrievals"] / (out["per_call_load_ms"] / 1000.0)
+    out["bulk_share_of_copy"] = out["bulk_rate"] / out["copy_plain_rate"]
+    return out
+
+
 PHASES = (
     ("leaf", "leaf statistics only: the partitions ANALYZEd (what autovacuum maintains), the partitioned "
              "ctxgraph.* parents never (autovacuum does not analyze partitioned tables)"),
@@ -458,6 +621,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--scorer-rows", type=int, default=3500)
     parser.add_argument("--scorer-reps", type=int, default=5)
     parser.add_argument("--eviction-reps", type=int, default=3)
+    parser.add_argument("--ingest-attempts", type=int, default=10000, help="attempts in the bulk run log (5 tips each)")
+    parser.add_argument("--ingest-per-call", type=int, default=500, help="attempts loaded by the per-call path")
+    parser.add_argument("--ingest-reps", type=int, default=3)
+    parser.add_argument("--only", choices=("ingest",), help="run one section only (the history must already be loaded)")
     parser.add_argument("--json", required=True, help="where to write the figures")
     parser.add_argument("--plan", required=True, help="where to write the ranker's EXPLAIN output")
     args = parser.parse_args(argv)
@@ -467,6 +634,11 @@ def main(argv: Sequence[str] | None = None) -> int:
                                                                  if k not in ("json", "plan")},
                                "phases": {}}
     plan_dir = os.path.dirname(os.path.abspath(args.plan))
+    if args.only == "ingest":
+        results["ingest"] = measure_ingest(args, random.Random(args.seed + 1), Path(plan_dir))
+        with open(args.json, "w", encoding="utf-8") as fh:
+            json.dump(results, fh, indent=2, default=str)
+        return 0
     with psycopg.connect(autocommit=True) as conn:
         results["facts"] = table_facts(conn)
         results["load"] = [
@@ -514,6 +686,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             results["phases"][phase] = out
     with psycopg.connect(autocommit=True) as conn:
         results["eviction"] = measure_eviction(conn, args)
+    # After both phases, so the rows it writes and rolls back never reach their figures.
+    results["ingest"] = measure_ingest(args, random.Random(args.seed + 1), Path(plan_dir))
     with open(args.json, "w", encoding="utf-8") as fh:
         json.dump(results, fh, indent=2, default=str)
     return 0

@@ -140,6 +140,39 @@ def eviction_report(r: dict[str, Any]) -> list[str]:
     return lines
 
 
+def ingest_report(g: dict[str, Any]) -> str:
+    """The ingest section: goals beside measurements (bench/measure.py's measure_ingest)."""
+    rate = lambda v: f"{v:,.0f}/s"  # noqa: E731
+    lines = [f"== ingest of one run log on a {g['history_rows']:,}-row history: {g['retrievals']:,} retrievals over "
+             f"{g['attempts']:,} attempts ({g['log_bytes'] / 1e6:.1f} MB of JSONL); medians of {g['bulk_load']['n']}"]
+    lines.append(f"  {'':<58} {'ms':>10} {'retrievals/s':>14}  goal")
+    lines.append(f"  {'plain COPY of the same rows, unindexed table':<58} {ms(g['copy_plain']['median_ms']):>10} "
+                 f"{rate(g['copy_plain_rate']):>14}")
+    lines.append(f"  {'plain COPY, table with the log' + chr(39) + 's ' + str(g['copy_indexed_count']) + ' indexes':<58} "
+                 f"{ms(g['copy_indexed']['median_ms']):>10} {rate(g['copy_indexed_rate']):>14}")
+    share = g["bulk_share_of_copy"]
+    lines.append(f"  {'ctxgraph load (bulk: COPY + ingest_run_log, all checks)':<58} {ms(g['bulk_load']['median_ms']):>10} "
+                 f"{rate(g['bulk_rate']):>14}  >= 10% of unindexed COPY: {100 * share:.1f}% "
+                 f"({'met' if share >= 0.10 else 'NOT met'})")
+    lines.append(f"  {'  of which reading and checking the JSONL in Python':<58} {ms(g['bulk_parse']['median_ms']):>10}")
+    label = f"ctxgraph load --per-call ({g['per_call_attempts']:,} attempts, 4 calls each)"
+    lines.append(f"  {label:<58} {ms(g['per_call_load_ms']):>10} {rate(g['per_call_rate']):>14}  "
+                 f"bulk is {g['bulk_rate'] / g['per_call_rate']:,.0f}x faster")
+    lines.append("")
+    n = g["attempt_history"]["n"]
+    lines.append(f"  per-attempt write path (4 calls, one transaction of {n} attempts), median ms: "
+                 f"all / first {g['series_tenth']} / last {g['series_tenth']}")
+    cells = {}
+    for name, label in (("history", f"on the {g['history_rows']:,}-row log (stig)"), ("empty", "on an empty log (a fresh skill)")):
+        a, f, last = (g[f"attempt_{name}{k}"]["median_ms"] for k in ("", "_first", "_last"))
+        cells[name] = a
+        lines.append(f"  {label:<58} {ms(a):>10} / {ms(f)} / {ms(last)}")
+    ratio = cells["history"] / cells["empty"]
+    lines.append(f"  {'ratio history / empty':<58} {ratio:>9.2f}x  goal about 1x "
+                 f"({'met' if ratio <= 1.5 else 'NOT met'}, within 1.5x)")
+    return "\n".join(lines)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Read the JSON and print the summary."""
     parser = argparse.ArgumentParser(description=__doc__)
@@ -149,7 +182,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     with open(args.results, encoding="utf-8") as fh:
         results = json.load(fh)
-    print(report(results, args.load_mode, args.elapsed))
+    if "phases" in results and results["phases"]:
+        print(report(results, args.load_mode, args.elapsed))
+    if "ingest" in results:
+        print()
+        print(ingest_report(results["ingest"]))
     return 0
 
 

@@ -1,14 +1,11 @@
 -- Deploy ctxgraph:function_log_retrievals to pg
--- requires: function_log_retrievals@v0.3.0
+-- requires: function_log_retrievals@v0.5.0
+-- requires: function_write_checks
 
--- Rework that carries edits made in place after the release that first shipped this change
--- (an empty batch logs nothing, not even the run, and the run's started_at is set): a database deployed at @v0.1.0 or @v0.2.0 never ran them. The definitions are those
--- released at @v0.3.0, replaced in place, so every database ends with the same ones.
-
--- Logs one retrieval batch (the tips put into one Worker prompt) in a single statement; rank is
--- the position in the array. Bad input raises before anything is written.
+-- Rework: the batch's checks come from ctxgraph._retrieval_batch_problem and ctxgraph._missing_tips
+-- (the same checks, messages, SQLSTATEs and order), which ctxgraph.ingest_run_log applies to every
+-- retrieval line of a run log. What is written is unchanged.
 BEGIN;
-
 
 CREATE OR REPLACE FUNCTION ctxgraph.log_retrievals(
     skill             text,
@@ -23,39 +20,17 @@ LANGUAGE plpgsql
 AS $$
 #variable_conflict use_column
 DECLARE
+    problem record;
     missing bigint[];
 BEGIN
     PERFORM ctxgraph._require_skill(log_retrievals.skill);
-    IF log_retrievals.run_id IS NULL OR log_retrievals.rule_id IS NULL OR log_retrievals.tip_ids IS NULL
-       OR log_retrievals.similarity_scores IS NULL OR log_retrievals.retrieved_at IS NULL THEN
-        RAISE EXCEPTION 'ctxgraph: log_retrievals needs run_id, rule_id, tip_ids, similarity_scores and retrieved_at'
-            USING ERRCODE = 'null_value_not_allowed';
+    SELECT * INTO problem FROM ctxgraph._retrieval_batch_problem(log_retrievals.run_id, log_retrievals.rule_id,
+                                                                 log_retrievals.tip_ids, log_retrievals.similarity_scores,
+                                                                 log_retrievals.retrieved_at);
+    IF FOUND THEN
+        PERFORM ctxgraph._raise_problem(problem.sqlstate, problem.message, problem.hint);
     END IF;
-    IF btrim(log_retrievals.run_id) = '' OR btrim(log_retrievals.rule_id) = '' THEN
-        RAISE EXCEPTION 'ctxgraph: run_id and rule_id must not be empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF coalesce(array_ndims(log_retrievals.tip_ids), 1) <> 1 OR coalesce(array_ndims(log_retrievals.similarity_scores), 1) <> 1 THEN
-        RAISE EXCEPTION 'ctxgraph: tip_ids and similarity_scores must be one-dimensional arrays'
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF cardinality(log_retrievals.tip_ids) <> cardinality(log_retrievals.similarity_scores) THEN
-        RAISE EXCEPTION 'ctxgraph: % tip ids but % similarity scores', cardinality(log_retrievals.tip_ids),
-                        cardinality(log_retrievals.similarity_scores)
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'similarity_scores[i] is the score of tip_ids[i]; pass NULL elements for unknown scores.';
-    END IF;
-    IF array_position(log_retrievals.tip_ids, NULL) IS NOT NULL THEN
-        RAISE EXCEPTION 'ctxgraph: tip_ids must not contain NULL' USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    IF array_position(log_retrievals.similarity_scores, 'NaN'::double precision) IS NOT NULL THEN
-        RAISE EXCEPTION 'ctxgraph: similarity_scores must not contain NaN' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF cardinality(log_retrievals.tip_ids) <> (SELECT count(DISTINCT t) FROM unnest(log_retrievals.tip_ids) AS t) THEN
-        RAISE EXCEPTION 'ctxgraph: a tip appears twice in one retrieval batch' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    SELECT array_agg(t ORDER BY t) INTO missing
-      FROM unnest(log_retrievals.tip_ids) AS t
-     WHERE NOT EXISTS (SELECT 1 FROM ctxgraph.tips AS tip WHERE tip.skill = log_retrievals.skill AND tip.id = t);
+    SELECT array_agg(m ORDER BY m) INTO missing FROM ctxgraph._missing_tips(log_retrievals.skill, log_retrievals.tip_ids) AS m;
     IF missing IS NOT NULL THEN
         RAISE EXCEPTION 'ctxgraph: no % tip with id %', log_retrievals.skill, array_to_string(missing, ', ')
             USING ERRCODE = 'foreign_key_violation';

@@ -1,14 +1,11 @@
 -- Deploy ctxgraph:function_save_attempt to pg
--- requires: function_save_attempt@v0.3.0
+-- requires: function_save_attempt@v0.5.0
+-- requires: function_write_checks
 
--- Rework that carries edits made in place after the release that first shipped this change
--- (an attempt that ends before it starts is refused, and the run's started_at is set): a database deployed at @v0.1.0 or @v0.2.0 never ran them. The definitions are those
--- released at @v0.3.0, replaced in place, so every database ends with the same ones.
-
--- The ADR's auxiliary fix, part 1: saving an attempt returns its id, so the retrievals logged
--- before it can be linked to it (ctxgraph.update_retrieval_attempt_ids).
+-- Rework: the argument checks come from ctxgraph._attempt_problem (the same checks, messages,
+-- SQLSTATEs and order), which ctxgraph.ingest_run_log applies to every attempt line of a run log.
+-- What is written is unchanged.
 BEGIN;
-
 
 CREATE OR REPLACE FUNCTION ctxgraph.save_attempt(
     skill          text,
@@ -24,25 +21,16 @@ LANGUAGE plpgsql
 AS $$
 #variable_conflict use_column
 DECLARE
+    problem     record;
     new_id      bigint;
     existing_id bigint;
 BEGIN
     PERFORM ctxgraph._require_skill(save_attempt.skill);
-    IF save_attempt.run_id IS NULL OR save_attempt.rule_id IS NULL OR save_attempt.attempt_number IS NULL THEN
-        RAISE EXCEPTION 'ctxgraph: save_attempt needs run_id, rule_id and attempt_number'
-            USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    IF btrim(save_attempt.run_id) = '' OR btrim(save_attempt.rule_id) = '' THEN
-        RAISE EXCEPTION 'ctxgraph: run_id and rule_id must not be empty' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF save_attempt.attempt_number < 1 THEN
-        RAISE EXCEPTION 'ctxgraph: attempt_number must be 1 or more, got %', save_attempt.attempt_number
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-
-    IF save_attempt.ended_at < save_attempt.started_at THEN
-        RAISE EXCEPTION 'ctxgraph: attempt ends (%) before it starts (%)', save_attempt.ended_at, save_attempt.started_at
-            USING ERRCODE = 'invalid_parameter_value';
+    SELECT * INTO problem FROM ctxgraph._attempt_problem(save_attempt.run_id, save_attempt.rule_id,
+                                                         save_attempt.attempt_number, save_attempt.started_at,
+                                                         save_attempt.ended_at);
+    IF FOUND THEN
+        PERFORM ctxgraph._raise_problem(problem.sqlstate, problem.message, problem.hint);
     END IF;
 
     INSERT INTO ctxgraph.runs (skill, id, started_at)

@@ -1,13 +1,16 @@
 -- Deploy ctxgraph:function_update_retrieval_attempt_ids to pg
--- requires: function_save_attempt
--- requires: function_log_retrievals
+-- requires: function_update_retrieval_attempt_ids@v0.5.0
+-- requires: function_write_checks
 
--- The ADR's auxiliary fix, part 2: retrievals are logged before their attempt row exists, so
--- they are linked afterwards, in one batch. If the attempt's outcome is already recorded, the
--- linked rows receive it too, so the order of link and record_outcome does not matter.
+-- Rework: a cost that stays constant as the log grows. The rows named are read once, each by its
+-- primary key, and every check reads that one fetch; the UPDATE names the rows to change by
+-- primary key too. The released version queried the log once per check and let the UPDATE filter
+-- on attempt_id IS NULL, which the planner could answer from the attempt index's NULL entries: in
+-- a transaction that loads a run, every row it has linked leaves one there, so each link read all
+-- of them. Same checks, errors and answer.
 BEGIN;
 
-CREATE FUNCTION ctxgraph.update_retrieval_attempt_ids(
+CREATE OR REPLACE FUNCTION ctxgraph.update_retrieval_attempt_ids(
     skill         text,
     retrieval_ids bigint[],
     attempt_id    bigint
@@ -21,6 +24,7 @@ DECLARE
     missing bigint[];
     foreign_rows bigint[];
     linked_elsewhere bigint[];
+    to_change bigint[];
     outcome double precision;
     updated integer;
 BEGIN
@@ -40,43 +44,45 @@ BEGIN
         RAISE EXCEPTION 'ctxgraph: no % attempt with id %', update_retrieval_attempt_ids.skill, update_retrieval_attempt_ids.attempt_id
             USING ERRCODE = 'no_data_found';
     END IF;
+    IF target.passed IS NOT NULL THEN
+        outcome := ctxgraph.graded_outcome(target.skill, target.passed, target.attempt_number, target.failure_mode);
+    END IF;
 
-    -- Lock the rows first so the checks below still hold when the UPDATE runs.
-    PERFORM 1 FROM ctxgraph.tip_retrievals AS r
-     WHERE r.skill = update_retrieval_attempt_ids.skill AND r.id = ANY (update_retrieval_attempt_ids.retrieval_ids)
-       FOR UPDATE;
+    -- Each id passed in is read once, by primary key, and locked, so the checks below still hold
+    -- when the UPDATE runs; every check reads this one fetch, never the log again. The LIMIT 1 (the
+    -- key is unique) keeps each lookup a primary-key probe: a condition on attempt_id would let the
+    -- planner combine it with the attempt index, whose NULL entries a loading transaction fills
+    -- with entries of rows it has since linked (dead to no snapshot yet, so never cleaned).
+    SELECT array_agg(i.id ORDER BY i.id) FILTER (WHERE r.id IS NULL),
+           array_agg(r.id ORDER BY r.id) FILTER (WHERE r.run_id <> target.run_id OR r.rule_id <> target.rule_id),
+           array_agg(r.id ORDER BY r.id) FILTER (WHERE r.attempt_id IS NOT NULL AND r.attempt_id <> target.id),
+           array_agg(r.id ORDER BY r.id) FILTER (WHERE r.attempt_id IS NULL
+                                                    OR (target.passed IS NOT NULL AND r.outcome_value IS DISTINCT FROM outcome))
+      INTO missing, foreign_rows, linked_elsewhere, to_change
+      FROM (SELECT DISTINCT u.id FROM unnest(update_retrieval_attempt_ids.retrieval_ids) AS u (id)) AS i
+      LEFT JOIN LATERAL (
+            SELECT r.id, r.run_id, r.rule_id, r.attempt_id, r.outcome_value
+              FROM ctxgraph.tip_retrievals AS r
+             WHERE r.skill = update_retrieval_attempt_ids.skill AND r.id = i.id
+             LIMIT 1
+               FOR UPDATE) AS r ON true;
 
-    SELECT array_agg(DISTINCT i ORDER BY i) INTO missing
-      FROM unnest(update_retrieval_attempt_ids.retrieval_ids) AS i
-     WHERE NOT EXISTS (SELECT 1 FROM ctxgraph.tip_retrievals AS r
-                        WHERE r.skill = update_retrieval_attempt_ids.skill AND r.id = i);
     IF missing IS NOT NULL THEN
         RAISE EXCEPTION 'ctxgraph: no % retrieval with id %', update_retrieval_attempt_ids.skill, array_to_string(missing, ', ')
             USING ERRCODE = 'no_data_found';
     END IF;
-
-    SELECT array_agg(r.id ORDER BY r.id) INTO foreign_rows
-      FROM ctxgraph.tip_retrievals AS r
-     WHERE r.skill = update_retrieval_attempt_ids.skill AND r.id = ANY (update_retrieval_attempt_ids.retrieval_ids)
-       AND (r.run_id <> target.run_id OR r.rule_id <> target.rule_id);
     IF foreign_rows IS NOT NULL THEN
         RAISE EXCEPTION 'ctxgraph: retrievals % are not of run % and rule % like attempt %',
                         array_to_string(foreign_rows, ', '), quote_literal(target.run_id),
                         quote_literal(target.rule_id), target.id
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-
-    SELECT array_agg(r.id ORDER BY r.id) INTO linked_elsewhere
-      FROM ctxgraph.tip_retrievals AS r
-     WHERE r.skill = update_retrieval_attempt_ids.skill AND r.id = ANY (update_retrieval_attempt_ids.retrieval_ids)
-       AND r.attempt_id IS NOT NULL AND r.attempt_id <> target.id;
     IF linked_elsewhere IS NOT NULL THEN
         RAISE EXCEPTION 'ctxgraph: retrievals % are already linked to another attempt', array_to_string(linked_elsewhere, ', ')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-
-    IF target.passed IS NOT NULL THEN
-        outcome := ctxgraph.graded_outcome(target.skill, target.passed, target.attempt_number, target.failure_mode);
+    IF to_change IS NULL THEN
+        RETURN 0;  -- linked already, with the outcome in force: nothing to write
     END IF;
 
     UPDATE ctxgraph.tip_retrievals AS r
@@ -84,9 +90,7 @@ BEGIN
            outcome_value = CASE WHEN target.passed IS NULL THEN r.outcome_value ELSE outcome END,
            outcome_confidence = CASE WHEN target.passed IS NULL THEN r.outcome_confidence
                                      ELSE ctxgraph.param('outcome.confidence') END
-     WHERE r.skill = update_retrieval_attempt_ids.skill AND r.id = ANY (update_retrieval_attempt_ids.retrieval_ids)
-       AND (r.attempt_id IS NULL
-            OR (target.passed IS NOT NULL AND r.outcome_value IS DISTINCT FROM outcome));
+     WHERE r.skill = update_retrieval_attempt_ids.skill AND r.id = ANY (to_change);
     GET DIAGNOSTICS updated = ROW_COUNT;
     RETURN updated;
 END

@@ -1,7 +1,6 @@
 -- Revert ctxgraph:function_log_retrievals from pg
 
--- The rework only brought older databases to the @v0.3.0 definitions, which are also what
--- the earlier instance deployed: reverting it keeps them (its own revert drops them).
+-- Back to the definition released at @v0.5.0, its checks written inline.
 
 -- Logs one retrieval batch (the tips put into one Worker prompt) in a single statement; rank is
 -- the position in the array. Bad input raises before anything is written.

@@ -1,7 +1,6 @@
 -- Revert ctxgraph:function_save_attempt from pg
 
--- The rework only brought older databases to the @v0.3.0 definitions, which are also what
--- the earlier instance deployed: reverting it keeps them (its own revert drops them).
+-- Back to the definition released at @v0.5.0, its checks written inline.
 
 -- The ADR's auxiliary fix, part 1: saving an attempt returns its id, so the retrievals logged
 -- before it can be linked to it (ctxgraph.update_retrieval_attempt_ids).

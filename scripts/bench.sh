@@ -2,7 +2,10 @@
 # make bench: measured on one run, reported as medians and ratios (nothing passes or fails on a time).
 #   1. The ranker's read against from-scratch aggregation, and the write path's cost, on a throwaway
 #      database holding a generated 1,000,000-row retrieval log (bench/generate.sql, bench/measure.py;
-#      docs/ranker-plan.md explains the figures).
+#      docs/ranker-plan.md explains the figures); then, on the same history, the ingest of one run log
+#      of 50,000 retrievals: plain COPY of the same rows (unindexed, and with the log's indexes),
+#      `ctxgraph load` in bulk, the per-call path on 500 attempts, and the per-attempt write path on
+#      this log against an empty one (bench/measure.py, measure_ingest; every write rolled back).
 #   2. The scoring pass over 3,500 retrievals, each leg alone (bench/scoring_pass.py), on a second
 #      throwaway database.
 #   3. A grid of simulated worlds (bench/simulate_grid.py, docs/simulator.md): how well the utility

@@ -130,3 +130,22 @@ def test_scored_retrievals(conn: psycopg.Connection, seed) -> None:
             "follow_source", "harmful"} <= set(rows[0])
     assert [r["credit"] for r in rows] == [1.0, -0.2]
     conn.rollback()
+
+
+def test_ingest_run_log_writes_staged_lines_and_keeps_the_sqlstate(conn: psycopg.Connection) -> None:
+    client = Client(conn)
+    run, rule = f"run-{uuid.uuid4().hex[:8]}", f"rule_{uuid.uuid4().hex[:8]}"
+    tips = new_tips(conn, rule, 2)
+    lines = [(1, "retrieval", run, rule, 1, T0, tips, [0.9, None], None, None, None, None, None),
+             (2, "attempt", run, rule, 1, None, None, None, "drop-in", T0, T0 + timedelta(minutes=1), False,
+              "health_failure")]
+    assert client.ingest_run_log("stig", lines) == [{"run_id": run, "attempts": 1, "retrievals": 2}]
+    rows = conn.execute("SELECT r.tip_id, r.rank, r.similarity_score, r.outcome_value, a.attempt_number, a.approach"
+                        " FROM stig.tip_retrievals AS r JOIN stig.attempts AS a ON a.id = r.attempt_id"
+                        " WHERE r.run_id = %s ORDER BY r.id", (run,)).fetchall()
+    assert rows == [(tips[0], 1, 0.9, -0.2, 1, "drop-in"), (tips[1], 2, None, -0.2, 1, "drop-in")]
+    conn.rollback()
+    bad = [(7, "retrieval", run, rule, 1, T0, [tips[0], tips[0]], [0.9, 0.8], None, None, None, None, None)]
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match="run log line 7: a tip appears twice"):
+        client.ingest_run_log("stig", bad)
+    conn.rollback()

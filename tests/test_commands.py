@@ -83,6 +83,76 @@ def test_a_bad_line_keeps_nothing_of_its_file(conn: psycopg.Connection, tmp_path
     assert left == (0, 0)
 
 
+def _state(conn: psycopg.Connection, skill: str) -> dict[str, list[tuple]]:
+    """A skill's runs, attempts, retrievals (ids replaced by what they name) and tip_stats, sorted."""
+    queries = {
+        "runs": "SELECT id, started_at, ended_at FROM ctxgraph.runs WHERE skill = %(s)s",
+        "attempts": "SELECT run_id, rule_id, attempt_number, passed, failure_mode, approach, started_at, ended_at"
+                    " FROM ctxgraph.attempts WHERE skill = %(s)s",
+        "retrievals": "SELECT r.run_id, r.rule_id, t.body, r.rank, r.similarity_score, a.attempt_number,"
+                      " r.outcome_value, r.outcome_confidence, r.retrieved_at"
+                      " FROM ctxgraph.tip_retrievals AS r JOIN ctxgraph.tips AS t ON t.skill = r.skill AND t.id = r.tip_id"
+                      " LEFT JOIN ctxgraph.attempts AS a ON a.skill = r.skill AND a.id = r.attempt_id WHERE r.skill = %(s)s",
+        "tip_stats": "SELECT t.body, s.retrievals, s.scored, s.attempts, round(s.outcome_sum::numeric, 9),"
+                     " round(s.weighted_sum::numeric, 9), s.follow_known, s.followed, s.harm, s.last_retrieved_at"
+                     " FROM ctxgraph.tip_stats AS s JOIN ctxgraph.tips AS t ON t.skill = s.skill AND t.id = s.tip_id"
+                     " WHERE s.skill = %(s)s",
+    }
+    return {name: sorted(conn.execute(q, {"s": skill}).fetchall(), key=repr) for name, q in queries.items()}
+
+
+def test_bulk_and_per_call_loads_leave_the_same_rows(conn: psycopg.Connection) -> None:
+    skills = {True: f"bulk_{uuid.uuid4().hex[:6]}", False: f"call_{uuid.uuid4().hex[:6]}"}
+    loaded = {}
+    for bulk, skill in skills.items():
+        conn.execute("SELECT ctxgraph.add_skill(%s, 'graded')", (skill,))
+        refs = loader.load_tips(conn, skill, SAMPLE / "tips.jsonl")
+        loaded[bulk] = [run for name in ("run-6", "run-7")
+                        for run in loader.load_run(conn, skill, SAMPLE / f"{name}.jsonl", refs, bulk=bulk)]
+    assert loaded[True] == loaded[False] == [loader.RunLoaded("run-6", 38, 133), loader.RunLoaded("run-7", 41, 152)]
+    bulk_state, call_state = _state(conn, skills[True]), _state(conn, skills[False])
+    conn.rollback()
+    assert [len(bulk_state[k]) for k in ("runs", "attempts", "retrievals", "tip_stats")] == [2, 79, 285, 73]
+    assert bulk_state == call_state
+
+
+def _bad_log(tmp_path: Path, lines: list[str]) -> tuple[Path, Path]:
+    tips = tmp_path / "tips.jsonl"
+    tips.write_text(json.dumps({"tip_ref": "a", "rule_id": "r", "body": "Tip A."}) + "\n")
+    log = tmp_path / "run.jsonl"
+    log.write_text("\n".join(lines) + "\n")
+    return tips, log
+
+
+RETRIEVAL = json.dumps({"type": "retrieval", "run_id": "r1", "rule_id": "r", "attempt_number": 1,
+                        "retrieved_at": "2026-05-01T10:00:00Z", "tips": [{"tip_ref": "a", "similarity_score": 0.5}]})
+
+
+def test_a_line_the_write_path_refuses_is_named_and_nothing_is_kept(conn: psycopg.Connection, tmp_path: Path) -> None:
+    skill = f"bad_{uuid.uuid4().hex[:6]}"
+    conn.execute("SELECT ctxgraph.add_skill(%s, 'graded')", (skill,))
+    conn.commit()
+    tips, log = _bad_log(tmp_path, [
+        RETRIEVAL,
+        json.dumps({"type": "note", "text": "skipped"}),
+        json.dumps({"type": "attempt", "run_id": "r1", "rule_id": "r", "attempt_number": 1,
+                    "result": {"passed": False, "failure_mode": "cosmic_ray"}}),
+        "{not json",  # after the refused line: the replay would never have reached it
+    ])
+    refs = loader.load_tips(conn, skill, tips)
+    conn.commit()
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match=r"run log line 3: unknown failure mode 'cosmic_ray'"):
+        loader.load_run(conn, skill, log, refs)
+    conn.rollback()
+    left = conn.execute("SELECT (SELECT count(*) FROM ctxgraph.runs WHERE skill = %(s)s),"
+                        " (SELECT count(*) FROM ctxgraph.tip_retrievals WHERE skill = %(s)s)", {"s": skill}).fetchone()
+    conn.rollback()
+    assert left == (0, 0)
+    refused = ctxgraph("load", "--skill", skill, "--tips", str(tips), "--log", str(log))
+    assert refused.returncode == 2
+    assert "run log line 3: unknown failure mode" in refused.stderr and "(SQLSTATE 22023)" in refused.stderr
+
+
 def test_audit_prints_every_section_and_the_rule_ranking(sample_skill: str) -> None:
     result = ctxgraph("audit", "--skill", sample_skill, "--rule", RULE, "--top", "5")
     assert result.returncode == 0, result.stderr

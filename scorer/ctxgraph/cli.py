@@ -76,12 +76,16 @@ def build_parser() -> argparse.ArgumentParser:
     load = sub.add_parser(
         "load",
         help="load tips and run logs through the write path, as an agent would",
-        description="Insert tips (tips.jsonl: tip_ref, rule_id, body), then for each run log call "
-        "log_retrievals, save_attempt, update_retrieval_attempt_ids and record_outcome in order.",
+        description="Insert tips (tips.jsonl: tip_ref, rule_id, body), then write each run log in one "
+        "transaction: staged with COPY and written by ctxgraph.ingest_run_log, or with --per-call through "
+        "log_retrievals, save_attempt, update_retrieval_attempt_ids and record_outcome line by line.",
     )
     load.add_argument("--skill", required=True)
     load.add_argument("--tips", required=True, type=Path, help="tips.jsonl")
     load.add_argument("--log", required=True, type=Path, action="append", help="a run log (repeatable)")
+    load.add_argument("--per-call", action="store_true",
+                      help="replay each line through the four per-call write functions, one round trip each, "
+                           "instead of one COPY and ctxgraph.ingest_run_log (same rows, much slower)")
 
     audit = sub.add_parser("audit", help="the audit reports, in the terminal or as one HTML page")
     audit.add_argument("--skill", required=True)
@@ -219,7 +223,7 @@ def _load(args: argparse.Namespace) -> int:
             tips = loader.load_tips(conn, args.skill, args.tips)
             print(f"tips: {len(tips)} from {args.tips}")
             for path in args.log:
-                for run in loader.load_run(conn, args.skill, path, tips):
+                for run in loader.load_run(conn, args.skill, path, tips, bulk=not args.per_call):
                     print(f"run {run.run_id}: {run.attempts} attempts, {run.retrievals} retrievals from {path}")
         except (loader.LoadError, psycopg.Error) as exc:
             if isinstance(exc, psycopg.Error) and not _refused_by_write_path(exc):

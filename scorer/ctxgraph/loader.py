@@ -1,24 +1,31 @@
-"""Load tips and run logs through the public write path, exactly as an agent would.
+"""Load tips and run logs through the public write path.
 
-For each run log, in order: a ``retrieval`` line calls ``ctxgraph.log_retrievals``; the following
-``attempt`` line calls ``ctxgraph.save_attempt``, links the retrievals logged for it with
-``ctxgraph.update_retrieval_attempt_ids`` and records the evaluator's result with
-``ctxgraph.record_outcome``; ``run_end`` sets the run's end. A run loads in one transaction: a bad
-line (reported with its number) or a run already loaded leaves nothing half-written.
+The per-call replay (``bulk=False``), exactly as an agent writes: a ``retrieval`` line calls
+``ctxgraph.log_retrievals``; the following ``attempt`` line calls ``ctxgraph.save_attempt``, links
+the retrievals logged for it with ``ctxgraph.update_retrieval_attempt_ids`` and records the
+evaluator's result with ``ctxgraph.record_outcome``; ``run_end`` sets the run's end. Four round
+trips per attempt.
+
+The bulk ingest (the default): the same lines are staged with one COPY and written by
+``ctxgraph.ingest_run_log``, which applies the per-call functions' own checks to every line and
+leaves the same end state. A file loads in one transaction either way: a bad line (reported with
+its number, by Python or by the SQL function) or a run already loaded leaves nothing half-written.
 """
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
+from typing import Any
 
 import psycopg
 
 from ctxgraph.store import Client, Store
 
-__all__ = ["LoadError", "RunLoaded", "load_run", "load_tips"]
+__all__ = ["LoadError", "RunLoaded", "load_run", "load_tips", "stage_lines"]
 
 
 class LoadError(ValueError):
@@ -78,8 +85,101 @@ def load_tips(conn: psycopg.Connection, skill: str, path: Path) -> dict[str, int
     return refs
 
 
-def load_run(conn: psycopg.Connection, skill: str, path: Path, tip_ids: dict[str, int]) -> list[RunLoaded]:
-    """Load every run in one run log through the write path, one transaction for the file."""
+def load_run(conn: psycopg.Connection, skill: str, path: Path, tip_ids: dict[str, int],
+             *, bulk: bool = True) -> list[RunLoaded]:
+    """Load every run in one run log through the write path, one transaction for the file.
+
+    ``bulk`` (the default) stages the file with COPY and writes it with ``ctxgraph.ingest_run_log``;
+    ``bulk=False`` replays it through the four per-call functions. Both leave the same rows.
+    """
+    if bulk:
+        return _load_run_bulk(conn, skill, path, tip_ids)
+    return _load_run_per_call(conn, skill, path, tip_ids)
+
+
+def _text(path: Path, number: int, item: dict, key: str) -> str | None:
+    value = item.get(key)
+    if value is not None and not isinstance(value, str):
+        raise LoadError(f"{path}:{number}: {key} must be a string, got {value!r}")
+    return value
+
+
+def _integer(path: Path, number: int, item: dict, key: str) -> int | None:
+    value = item.get(key)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise LoadError(f"{path}:{number}: {key} must be an integer, got {value!r}")
+    return value
+
+
+def stage_lines(path: Path, tip_ids: dict[str, int]) -> Iterator[tuple[Any, ...]]:
+    """Yield the staging row of every line the write path takes, in file order.
+
+    Rows are in ``Client.ingest_run_log``'s column order.
+
+    The checks made here are the loader's own (JSON, types, tip refs, timestamps), with the same
+    messages as the per-call replay; the write path's checks are the SQL function's. A bad line
+    raises LoadError when it is reached, after the rows of the lines before it.
+    """
+    for number, item in _lines(path):
+        kind = item.get("type")
+        if kind == "retrieval":
+            tips = item.get("tips")
+            if not isinstance(tips, list) or not all(isinstance(t, dict) for t in tips):
+                raise LoadError(f"{path}:{number}: a retrieval line needs a list of tips")
+            unknown = [t.get("tip_ref") for t in tips if t.get("tip_ref") not in tip_ids]
+            if unknown:
+                raise LoadError(f"{path}:{number}: unknown tip_ref {', '.join(map(str, unknown))}")
+            scores = [t.get("similarity_score") for t in tips]
+            if any(s is not None and (isinstance(s, bool) or not isinstance(s, (int, float)))
+                   for s in scores):
+                raise LoadError(f"{path}:{number}: similarity_score must be a number")
+            retrieved_at = _time(path, number, item.get("retrieved_at"))
+            if retrieved_at is None:
+                raise LoadError(f"{path}:{number}: a retrieval line needs retrieved_at")
+            yield (number, kind, _text(path, number, item, "run_id"), _text(path, number, item, "rule_id"),
+                   _integer(path, number, item, "attempt_number"), retrieved_at,
+                   [tip_ids[t["tip_ref"]] for t in tips], [None if s is None else float(s) for s in scores],
+                   None, None, None, None, None)
+        elif kind == "attempt":
+            result = item.get("result") or {}
+            if not isinstance(result, dict) or not isinstance(result.get("passed"), bool):
+                raise LoadError(f"{path}:{number}: an attempt line needs result.passed (true or false)")
+            failure_mode = result.get("failure_mode")
+            if failure_mode is not None and not isinstance(failure_mode, str):
+                raise LoadError(f"{path}:{number}: failure_mode must be a string, got {failure_mode!r}")
+            yield (number, kind, _text(path, number, item, "run_id"), _text(path, number, item, "rule_id"),
+                   _integer(path, number, item, "attempt_number"), None, None, None,
+                   _text(path, number, item, "approach"), _time(path, number, item.get("started_at")),
+                   _time(path, number, item.get("ended_at")), result["passed"], failure_mode)
+        elif kind == "run_end" and item.get("ended_at"):
+            yield (number, kind, _text(path, number, item, "run_id"), None, None, None, None, None, None,
+                   None, _time(path, number, item["ended_at"]), None, None)
+        # run_start, note, eval_detail and unknown types carry nothing the write path takes.
+
+
+def _load_run_bulk(conn: psycopg.Connection, skill: str, path: Path,
+                   tip_ids: dict[str, int]) -> list[RunLoaded]:
+    rows: list[tuple[Any, ...]] = []
+    problem: LoadError | None = None
+    try:
+        rows.extend(stage_lines(path, tip_ids))
+    except LoadError as exc:
+        problem = exc
+    client = Client(conn)
+    with conn.transaction():
+        if problem is None:
+            return [RunLoaded(r["run_id"], r["attempts"], r["retrievals"])
+                    for r in client.ingest_run_log(skill, rows)]
+        # The replay would have stopped at the first bad line of either kind: the write path's
+        # checks run on the lines before the loader's bad one (and are rolled back), so an earlier
+        # line the SQL refuses is the error reported.
+        with conn.transaction(force_rollback=True):
+            client.ingest_run_log(skill, rows)
+        raise problem
+
+
+def _load_run_per_call(conn: psycopg.Connection, skill: str, path: Path,
+                       tip_ids: dict[str, int]) -> list[RunLoaded]:
     pending: dict[tuple[str, str, int], list[int]] = {}
     loaded: dict[str, list[int]] = {}
     client = Client(conn)

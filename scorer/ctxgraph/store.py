@@ -132,6 +132,10 @@ class CachedVerdict:
 
 Row = dict[str, Any]
 
+# ctxgraph.ingest_staging()'s table, in the order Client.ingest_run_log's rows carry them.
+_STAGING_COLUMNS = ("line", "kind", "run_id", "rule_id", "attempt_number", "retrieved_at", "tip_ids",
+                    "similarity_scores", "approach", "started_at", "ended_at", "passed", "failure_mode")
+
 
 class Client:
     """One method per public SQL function and per-skill view; the caller owns connection and transaction.
@@ -195,6 +199,24 @@ class Client:
         """ctxgraph.record_outcome: record the evaluator's result; return the retrievals given an outcome."""
         return int(self._call("record_outcome", [skill, attempt_id, passed],
                               {"failure_mode": failure_mode, "ended_at": ended_at}))
+
+    def ingest_run_log(self, skill: str, lines: Iterable[Sequence[Any]]) -> list[Row]:
+        """ctxgraph.ingest_run_log: write a whole run log in three statements; return its runs' counts.
+
+        ``lines`` are staging rows in the column order of ``ctxgraph.ingest_staging`` (line number,
+        kind, run_id, rule_id, attempt_number, retrieved_at, tip_ids, similarity_scores, approach,
+        started_at, ended_at, passed, failure_mode): the staging table is made, filled with one COPY,
+        and written by the SQL function, which raises the per-call SQLSTATEs naming the bad line.
+        Returns one dict per run (run_id, attempts, retrievals) in order of first appearance.
+        """
+        staging = self.conn.execute("SELECT ctxgraph.ingest_staging()").fetchone()[0]
+        columns = sql.SQL(", ").join(sql.Identifier(c) for c in _STAGING_COLUMNS)
+        with self.conn.cursor(row_factory=dict_row) as cur:
+            with cur.copy(sql.SQL("COPY {} ({}) FROM STDIN").format(
+                    sql.Identifier(*staging.split(".")), columns)) as copy:
+                for line in lines:
+                    copy.write_row(line)
+            return cur.execute("SELECT * FROM ctxgraph.ingest_run_log(%s)", (skill,)).fetchall()
 
     # -- scoring semantics ---------------------------------------------------------------------------
     def graded_outcome(self, skill: str, passed: bool, attempt_number: int,

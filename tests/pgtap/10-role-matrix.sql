@@ -7,7 +7,7 @@
 -- against the catalog; then real attempts with SET LOCAL ROLE. Needs pgTAP, the fixtures of
 -- tests/fixtures/factories.sql, and a superuser (or CREATEROLE) session.
 BEGIN;
-SELECT plan(666);
+SELECT plan(701);
 
 CREATE ROLE ctxgraph_roles_probe NOLOGIN;
 -- ---------------------------------------------------------------------------------------------
@@ -42,7 +42,7 @@ SELECT set_eq(
                               AND d.deptype = 'e')
            AND (n.nspname <> 'ctxgraph' OR p.proname NOT LIKE '\_%'
                 OR format('%s.%s(%s)', n.nspname, p.proname, pg_catalog.oidvectortypes(p.proargtypes))
-                   = ANY (ARRAY['ctxgraph._require_skill(text)']::text[]))$$,
+                   = ANY (ARRAY['ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)', 'ctxgraph._missing_tips(text, bigint[])', 'ctxgraph._outcome_problem(text, text, boolean, integer, text)', 'ctxgraph._raise_problem(text, text, text, bigint)', 'ctxgraph._require_skill(text)', 'ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)']::text[]))$$,
     $$VALUES ('table', 'ctxgraph.runs'),
                  ('table', 'stig.runs'),
                  ('table', 'cve.runs'),
@@ -123,6 +123,8 @@ SELECT set_eq(
                  ('function', 'ctxgraph.log_retrievals(text, text, text, bigint[], double precision[], timestamp with time zone)'),
                  ('function', 'ctxgraph.update_retrieval_attempt_ids(text, bigint[], bigint)'),
                  ('function', 'ctxgraph.record_outcome(text, bigint, boolean, text, timestamp with time zone)'),
+                 ('function', 'ctxgraph.ingest_staging()'),
+                 ('function', 'ctxgraph.ingest_run_log(text)'),
                  ('function', 'ctxgraph.evict_tips(text, timestamp with time zone, boolean)'),
                  ('function', 'ctxgraph.restore_tip(text, bigint, timestamp with time zone)'),
                  ('function', 'ctxgraph.tip_evidence(text, timestamp with time zone)'),
@@ -132,6 +134,11 @@ SELECT set_eq(
                  ('function', 'ctxgraph.current_follow_calibration(text, text)'),
                  ('function', 'ctxgraph.graded_outcome(text, boolean, integer, text)'),
                  ('function', 'ctxgraph._require_skill(text)'),
+                 ('function', 'ctxgraph._outcome_problem(text, text, boolean, integer, text)'),
+                 ('function', 'ctxgraph._raise_problem(text, text, text, bigint)'),
+                 ('function', 'ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)'),
+                 ('function', 'ctxgraph._missing_tips(text, bigint[])'),
+                 ('function', 'ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)'),
                  ('function', 'ctxgraph.param(text)'),
                  ('function', 'ctxgraph.follow_weight(boolean, double precision)'),
                  ('function', 'ctxgraph.tip_followed(boolean, double precision)'),
@@ -1884,7 +1891,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
           'column grants on cve.scoring_null_reasons: none');
 
 -- ---------------------------------------------------------------------------------------------
--- Functions (170): EXECUTE for each role, both ways; PUBLIC never.
+-- Functions (205): EXECUTE for each role, both ways; PUBLIC never.
 -- ---------------------------------------------------------------------------------------------
 SELECT function_privs_are('ctxgraph', 'save_attempt', ARRAY['text', 'text', 'text', 'integer', 'text', 'timestamp with time zone', 'timestamp with time zone']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
@@ -1946,6 +1953,36 @@ SELECT function_privs_are('ctxgraph', 'record_outcome', ARRAY['text', 'bigint', 
 SELECT function_privs_are('ctxgraph', 'record_outcome', ARRAY['text', 'bigint', 'boolean', 'text', 'timestamp with time zone']::name[],
                           'ctxgraph_roles_probe', '{}'::name[],
                           'PUBLIC (a role with no grants) may not execute ctxgraph.record_outcome(text, bigint, boolean, text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'ingest_staging', '{}'::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph.ingest_staging()');
+SELECT function_privs_are('ctxgraph', 'ingest_staging', '{}'::name[],
+                          'ctxgraph_scorer', '{}'::name[],
+                          'ctxgraph_scorer may not execute ctxgraph.ingest_staging()');
+SELECT function_privs_are('ctxgraph', 'ingest_staging', '{}'::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph.ingest_staging()');
+SELECT function_privs_are('ctxgraph', 'ingest_staging', '{}'::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph.ingest_staging()');
+SELECT function_privs_are('ctxgraph', 'ingest_staging', '{}'::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.ingest_staging()');
+SELECT function_privs_are('ctxgraph', 'ingest_run_log', ARRAY['text']::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph.ingest_run_log(text)');
+SELECT function_privs_are('ctxgraph', 'ingest_run_log', ARRAY['text']::name[],
+                          'ctxgraph_scorer', '{}'::name[],
+                          'ctxgraph_scorer may not execute ctxgraph.ingest_run_log(text)');
+SELECT function_privs_are('ctxgraph', 'ingest_run_log', ARRAY['text']::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph.ingest_run_log(text)');
+SELECT function_privs_are('ctxgraph', 'ingest_run_log', ARRAY['text']::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph.ingest_run_log(text)');
+SELECT function_privs_are('ctxgraph', 'ingest_run_log', ARRAY['text']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.ingest_run_log(text)');
 SELECT function_privs_are('ctxgraph', 'evict_tips', ARRAY['text', 'timestamp with time zone', 'boolean']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
                           'ctxgraph_writer may execute ctxgraph.evict_tips(text, timestamp with time zone, boolean)');
@@ -2081,6 +2118,81 @@ SELECT function_privs_are('ctxgraph', '_require_skill', ARRAY['text']::name[],
 SELECT function_privs_are('ctxgraph', '_require_skill', ARRAY['text']::name[],
                           'ctxgraph_roles_probe', '{}'::name[],
                           'PUBLIC (a role with no grants) may not execute ctxgraph._require_skill(text)');
+SELECT function_privs_are('ctxgraph', '_outcome_problem', ARRAY['text', 'text', 'boolean', 'integer', 'text']::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph._outcome_problem(text, text, boolean, integer, text)');
+SELECT function_privs_are('ctxgraph', '_outcome_problem', ARRAY['text', 'text', 'boolean', 'integer', 'text']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph._outcome_problem(text, text, boolean, integer, text)');
+SELECT function_privs_are('ctxgraph', '_outcome_problem', ARRAY['text', 'text', 'boolean', 'integer', 'text']::name[],
+                          'ctxgraph_ranker', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_ranker may execute ctxgraph._outcome_problem(text, text, boolean, integer, text)');
+SELECT function_privs_are('ctxgraph', '_outcome_problem', ARRAY['text', 'text', 'boolean', 'integer', 'text']::name[],
+                          'ctxgraph_analyst', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_analyst may execute ctxgraph._outcome_problem(text, text, boolean, integer, text)');
+SELECT function_privs_are('ctxgraph', '_outcome_problem', ARRAY['text', 'text', 'boolean', 'integer', 'text']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph._outcome_problem(text, text, boolean, integer, text)');
+SELECT function_privs_are('ctxgraph', '_raise_problem', ARRAY['text', 'text', 'text', 'bigint']::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph._raise_problem(text, text, text, bigint)');
+SELECT function_privs_are('ctxgraph', '_raise_problem', ARRAY['text', 'text', 'text', 'bigint']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph._raise_problem(text, text, text, bigint)');
+SELECT function_privs_are('ctxgraph', '_raise_problem', ARRAY['text', 'text', 'text', 'bigint']::name[],
+                          'ctxgraph_ranker', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_ranker may execute ctxgraph._raise_problem(text, text, text, bigint)');
+SELECT function_privs_are('ctxgraph', '_raise_problem', ARRAY['text', 'text', 'text', 'bigint']::name[],
+                          'ctxgraph_analyst', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_analyst may execute ctxgraph._raise_problem(text, text, text, bigint)');
+SELECT function_privs_are('ctxgraph', '_raise_problem', ARRAY['text', 'text', 'text', 'bigint']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph._raise_problem(text, text, text, bigint)');
+SELECT function_privs_are('ctxgraph', '_retrieval_batch_problem', ARRAY['text', 'text', 'bigint[]', 'double precision[]', 'timestamp with time zone']::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', '_retrieval_batch_problem', ARRAY['text', 'text', 'bigint[]', 'double precision[]', 'timestamp with time zone']::name[],
+                          'ctxgraph_scorer', '{}'::name[],
+                          'ctxgraph_scorer may not execute ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', '_retrieval_batch_problem', ARRAY['text', 'text', 'bigint[]', 'double precision[]', 'timestamp with time zone']::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', '_retrieval_batch_problem', ARRAY['text', 'text', 'bigint[]', 'double precision[]', 'timestamp with time zone']::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', '_retrieval_batch_problem', ARRAY['text', 'text', 'bigint[]', 'double precision[]', 'timestamp with time zone']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', '_missing_tips', ARRAY['text', 'bigint[]']::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph._missing_tips(text, bigint[])');
+SELECT function_privs_are('ctxgraph', '_missing_tips', ARRAY['text', 'bigint[]']::name[],
+                          'ctxgraph_scorer', '{}'::name[],
+                          'ctxgraph_scorer may not execute ctxgraph._missing_tips(text, bigint[])');
+SELECT function_privs_are('ctxgraph', '_missing_tips', ARRAY['text', 'bigint[]']::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph._missing_tips(text, bigint[])');
+SELECT function_privs_are('ctxgraph', '_missing_tips', ARRAY['text', 'bigint[]']::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph._missing_tips(text, bigint[])');
+SELECT function_privs_are('ctxgraph', '_missing_tips', ARRAY['text', 'bigint[]']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph._missing_tips(text, bigint[])');
+SELECT function_privs_are('ctxgraph', '_attempt_problem', ARRAY['text', 'text', 'integer', 'timestamp with time zone', 'timestamp with time zone']::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', '_attempt_problem', ARRAY['text', 'text', 'integer', 'timestamp with time zone', 'timestamp with time zone']::name[],
+                          'ctxgraph_scorer', '{}'::name[],
+                          'ctxgraph_scorer may not execute ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', '_attempt_problem', ARRAY['text', 'text', 'integer', 'timestamp with time zone', 'timestamp with time zone']::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', '_attempt_problem', ARRAY['text', 'text', 'integer', 'timestamp with time zone', 'timestamp with time zone']::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', '_attempt_problem', ARRAY['text', 'text', 'integer', 'timestamp with time zone', 'timestamp with time zone']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)');
 SELECT function_privs_are('ctxgraph', 'param', ARRAY['text']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
                           'ctxgraph_writer may execute ctxgraph.param(text)');
@@ -2407,7 +2519,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
                    JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
                   WHERE n.nspname = 'ctxgraph' AND p.proname LIKE '\_%'
                     AND format('%s.%s(%s)', n.nspname, p.proname, pg_catalog.oidvectortypes(p.proargtypes))
-                        <> ALL (ARRAY['ctxgraph._require_skill(text)']::text[])
+                        <> ALL (ARRAY['ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)', 'ctxgraph._missing_tips(text, bigint[])', 'ctxgraph._outcome_problem(text, text, boolean, integer, text)', 'ctxgraph._raise_problem(text, text, text, bigint)', 'ctxgraph._require_skill(text)', 'ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)']::text[])
                     AND pg_catalog.has_function_privilege('ctxgraph_writer', p.oid, 'EXECUTE')) AS s (v)
                   ORDER BY s.v COLLATE "C"),
           '{}'::text[],
@@ -2418,7 +2530,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
                    JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
                   WHERE n.nspname = 'ctxgraph' AND p.proname LIKE '\_%'
                     AND format('%s.%s(%s)', n.nspname, p.proname, pg_catalog.oidvectortypes(p.proargtypes))
-                        <> ALL (ARRAY['ctxgraph._require_skill(text)']::text[])
+                        <> ALL (ARRAY['ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)', 'ctxgraph._missing_tips(text, bigint[])', 'ctxgraph._outcome_problem(text, text, boolean, integer, text)', 'ctxgraph._raise_problem(text, text, text, bigint)', 'ctxgraph._require_skill(text)', 'ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)']::text[])
                     AND pg_catalog.has_function_privilege('ctxgraph_scorer', p.oid, 'EXECUTE')) AS s (v)
                   ORDER BY s.v COLLATE "C"),
           '{}'::text[],
@@ -2429,7 +2541,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
                    JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
                   WHERE n.nspname = 'ctxgraph' AND p.proname LIKE '\_%'
                     AND format('%s.%s(%s)', n.nspname, p.proname, pg_catalog.oidvectortypes(p.proargtypes))
-                        <> ALL (ARRAY['ctxgraph._require_skill(text)']::text[])
+                        <> ALL (ARRAY['ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)', 'ctxgraph._missing_tips(text, bigint[])', 'ctxgraph._outcome_problem(text, text, boolean, integer, text)', 'ctxgraph._raise_problem(text, text, text, bigint)', 'ctxgraph._require_skill(text)', 'ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)']::text[])
                     AND pg_catalog.has_function_privilege('ctxgraph_ranker', p.oid, 'EXECUTE')) AS s (v)
                   ORDER BY s.v COLLATE "C"),
           '{}'::text[],
@@ -2440,7 +2552,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
                    JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
                   WHERE n.nspname = 'ctxgraph' AND p.proname LIKE '\_%'
                     AND format('%s.%s(%s)', n.nspname, p.proname, pg_catalog.oidvectortypes(p.proargtypes))
-                        <> ALL (ARRAY['ctxgraph._require_skill(text)']::text[])
+                        <> ALL (ARRAY['ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)', 'ctxgraph._missing_tips(text, bigint[])', 'ctxgraph._outcome_problem(text, text, boolean, integer, text)', 'ctxgraph._raise_problem(text, text, text, bigint)', 'ctxgraph._require_skill(text)', 'ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)']::text[])
                     AND pg_catalog.has_function_privilege('ctxgraph_analyst', p.oid, 'EXECUTE')) AS s (v)
                   ORDER BY s.v COLLATE "C"),
           '{}'::text[],
@@ -2451,7 +2563,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
                    JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
                   WHERE n.nspname = 'ctxgraph' AND p.proname LIKE '\_%'
                     AND format('%s.%s(%s)', n.nspname, p.proname, pg_catalog.oidvectortypes(p.proargtypes))
-                        <> ALL (ARRAY['ctxgraph._require_skill(text)']::text[])
+                        <> ALL (ARRAY['ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)', 'ctxgraph._missing_tips(text, bigint[])', 'ctxgraph._outcome_problem(text, text, boolean, integer, text)', 'ctxgraph._raise_problem(text, text, text, bigint)', 'ctxgraph._require_skill(text)', 'ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)']::text[])
                     AND pg_catalog.has_function_privilege('ctxgraph_roles_probe', p.oid, 'EXECUTE')) AS s (v)
                   ORDER BY s.v COLLATE "C"),
           '{}'::text[],

@@ -1,0 +1,180 @@
+-- Deploy ctxgraph:function_write_checks to pg
+-- requires: table_failure_modes
+-- requires: table_tips
+-- requires: privileges_functions
+
+-- The write path's argument checks, written once. Each helper returns the first problem of its
+-- arguments as one row (sqlstate, message, hint), or no row, instead of raising: the per-call
+-- functions raise it at once (ctxgraph._raise_problem), and the bulk ingest
+-- (ctxgraph.ingest_run_log) evaluates it for every staged line in one statement and raises the
+-- problem of the earliest line, naming that line. The helpers are set-returning SQL functions of
+-- one SELECT, so the planner inlines them into the bulk statement instead of calling them per line.
+-- Messages, SQLSTATEs and their order are those the per-call functions raised before.
+BEGIN;
+
+-- log_retrievals' checks of one batch, before the tip lookup (ctxgraph._missing_tips).
+CREATE FUNCTION ctxgraph._retrieval_batch_problem(
+    run_id            text,
+    rule_id           text,
+    tip_ids           bigint[],
+    similarity_scores double precision[],
+    retrieved_at      timestamptz
+)
+RETURNS TABLE (sqlstate text, message text, hint text)
+LANGUAGE sql IMMUTABLE
+AS $$
+    SELECT p.sqlstate, p.message, p.hint
+      FROM (VALUES
+        (1, _retrieval_batch_problem.run_id IS NULL OR _retrieval_batch_problem.rule_id IS NULL
+            OR _retrieval_batch_problem.tip_ids IS NULL OR _retrieval_batch_problem.similarity_scores IS NULL
+            OR _retrieval_batch_problem.retrieved_at IS NULL,
+         '22004', 'ctxgraph: log_retrievals needs run_id, rule_id, tip_ids, similarity_scores and retrieved_at', NULL),
+        (2, btrim(_retrieval_batch_problem.run_id) = '' OR btrim(_retrieval_batch_problem.rule_id) = '',
+         '22023', 'ctxgraph: run_id and rule_id must not be empty', NULL),
+        (3, coalesce(array_ndims(_retrieval_batch_problem.tip_ids), 1) <> 1
+            OR coalesce(array_ndims(_retrieval_batch_problem.similarity_scores), 1) <> 1,
+         '22023', 'ctxgraph: tip_ids and similarity_scores must be one-dimensional arrays', NULL),
+        (4, cardinality(_retrieval_batch_problem.tip_ids) <> cardinality(_retrieval_batch_problem.similarity_scores),
+         '22023', format('ctxgraph: %s tip ids but %s similarity scores', cardinality(_retrieval_batch_problem.tip_ids),
+                         cardinality(_retrieval_batch_problem.similarity_scores)),
+         'similarity_scores[i] is the score of tip_ids[i]; pass NULL elements for unknown scores.'),
+        -- array_position refuses arrays of more dimensions: only asked of the ones check 3 lets pass.
+        (5, CASE WHEN coalesce(array_ndims(_retrieval_batch_problem.tip_ids), 1) = 1
+                 THEN array_position(_retrieval_batch_problem.tip_ids, NULL) IS NOT NULL END,
+         '22004', 'ctxgraph: tip_ids must not contain NULL', NULL),
+        (6, CASE WHEN coalesce(array_ndims(_retrieval_batch_problem.similarity_scores), 1) = 1
+                 THEN array_position(_retrieval_batch_problem.similarity_scores, 'NaN'::double precision) IS NOT NULL END,
+         '22023', 'ctxgraph: similarity_scores must not contain NaN', NULL),
+        (7, cardinality(_retrieval_batch_problem.tip_ids)
+            <> (SELECT count(DISTINCT t) FROM unnest(_retrieval_batch_problem.tip_ids) AS t),
+         '22023', 'ctxgraph: a tip appears twice in one retrieval batch', NULL)
+      ) AS p (ord, failed, sqlstate, message, hint)
+     WHERE p.failed
+     ORDER BY p.ord
+     LIMIT 1
+$$;
+
+COMMENT ON FUNCTION ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamptz) IS
+    'Private: the first problem of one retrieval batch''s arguments (log_retrievals'' checks), or no row.';
+
+-- The tips of a batch the skill does not have (log_retrievals raises 23503 for them), by primary key.
+CREATE FUNCTION ctxgraph._missing_tips(skill text, tip_ids bigint[])
+RETURNS SETOF bigint
+LANGUAGE sql STABLE
+AS $$
+    SELECT t FROM unnest(_missing_tips.tip_ids) AS t
+     WHERE NOT EXISTS (SELECT 1 FROM ctxgraph.tips AS tip WHERE tip.skill = _missing_tips.skill AND tip.id = t)
+$$;
+
+COMMENT ON FUNCTION ctxgraph._missing_tips(text, bigint[]) IS
+    'Private: the ids of a batch that are not tips of the skill (log_retrievals and ingest_run_log raise 23503 for them).';
+
+-- save_attempt's checks of its arguments (the 23505 of an attempt saved twice needs the table).
+CREATE FUNCTION ctxgraph._attempt_problem(
+    run_id         text,
+    rule_id        text,
+    attempt_number integer,
+    started_at     timestamptz,
+    ended_at       timestamptz
+)
+RETURNS TABLE (sqlstate text, message text, hint text)
+LANGUAGE sql STABLE
+AS $$
+    SELECT p.sqlstate, p.message, p.hint
+      FROM (VALUES
+        (1, _attempt_problem.run_id IS NULL OR _attempt_problem.rule_id IS NULL OR _attempt_problem.attempt_number IS NULL,
+         '22004', 'ctxgraph: save_attempt needs run_id, rule_id and attempt_number', NULL),
+        (2, btrim(_attempt_problem.run_id) = '' OR btrim(_attempt_problem.rule_id) = '',
+         '22023', 'ctxgraph: run_id and rule_id must not be empty', NULL),
+        (3, _attempt_problem.attempt_number < 1,
+         '22023', format('ctxgraph: attempt_number must be 1 or more, got %s', _attempt_problem.attempt_number), NULL),
+        (4, _attempt_problem.ended_at < _attempt_problem.started_at,
+         '22023', format('ctxgraph: attempt ends (%s) before it starts (%s)', _attempt_problem.ended_at,
+                         _attempt_problem.started_at), NULL)
+      ) AS p (ord, failed, sqlstate, message, hint)
+     WHERE p.failed
+     ORDER BY p.ord
+     LIMIT 1
+$$;
+
+COMMENT ON FUNCTION ctxgraph._attempt_problem(text, text, integer, timestamptz, timestamptz) IS
+    'Private: the first problem of save_attempt''s arguments, or no row.';
+
+-- graded_outcome's checks of a result, for a skill whose grading the caller has already looked up
+-- (ctxgraph._require_skill raises for an unknown one).
+CREATE FUNCTION ctxgraph._outcome_problem(
+    skill          text,
+    grading        text,
+    passed         boolean,
+    attempt_number integer,
+    failure_mode   text
+)
+RETURNS TABLE (sqlstate text, message text, hint text)
+LANGUAGE sql STABLE
+AS $$
+    SELECT p.sqlstate, p.message, p.hint
+      FROM (SELECT EXISTS (SELECT 1 FROM ctxgraph.failure_modes AS fm WHERE fm.name = _outcome_problem.failure_mode)
+                   AS known_mode) AS m
+     CROSS JOIN LATERAL (VALUES
+        (1, _outcome_problem.passed IS NULL, '22004', 'ctxgraph: passed must not be NULL', NULL::text),
+        (2, _outcome_problem.attempt_number IS NULL, '22004', 'ctxgraph: attempt_number must not be NULL', NULL),
+        (3, _outcome_problem.attempt_number < 1,
+         '22023', format('ctxgraph: attempt_number must be 1 or more, got %s', _outcome_problem.attempt_number), NULL),
+        (4, _outcome_problem.failure_mode IS NOT NULL AND NOT m.known_mode,
+         '22023', format('ctxgraph: unknown failure mode %s', quote_literal(_outcome_problem.failure_mode)), 'known'),
+        (5, _outcome_problem.failure_mode IS NOT NULL AND _outcome_problem.passed,
+         '22023', format('ctxgraph: a passed attempt has no failure mode, got %s', quote_literal(_outcome_problem.failure_mode)),
+         NULL),
+        (6, _outcome_problem.grading <> 'binary' AND NOT _outcome_problem.passed AND _outcome_problem.failure_mode IS NULL,
+         '22023', format('ctxgraph: a failed attempt of graded skill %s needs a failure mode', quote_literal(_outcome_problem.skill)),
+         'known')
+      ) AS p0 (ord, failed, sqlstate, message, hint)
+     -- The list of known modes is read only for the problem returned, not for every check of every line.
+     CROSS JOIN LATERAL (
+        SELECT p0.sqlstate, p0.message,
+               CASE WHEN p0.hint = 'known'
+                    THEN 'known failure modes: ' || (SELECT string_agg(fm.name, ', ' ORDER BY fm.name) FROM ctxgraph.failure_modes AS fm)
+                    ELSE p0.hint END) AS p (sqlstate, message, hint)
+     WHERE p0.failed
+     ORDER BY p0.ord
+     LIMIT 1
+$$;
+
+COMMENT ON FUNCTION ctxgraph._outcome_problem(text, text, boolean, integer, text) IS
+    'Private: the first problem of a result (graded_outcome''s checks) for a skill of the given grading, or no row.';
+
+-- Raise a problem, naming the run-log line it came from when there is one.
+CREATE FUNCTION ctxgraph._raise_problem(sqlstate text, message text, hint text, line bigint DEFAULT NULL)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE
+AS $$
+DECLARE
+    text_out text := CASE WHEN _raise_problem.line IS NULL THEN _raise_problem.message
+                          ELSE format('ctxgraph: run log line %s: %s', _raise_problem.line,
+                                      regexp_replace(_raise_problem.message, '^ctxgraph: ', '')) END;
+BEGIN
+    IF _raise_problem.hint IS NULL THEN
+        RAISE EXCEPTION USING ERRCODE = _raise_problem.sqlstate, MESSAGE = text_out;
+    END IF;
+    RAISE EXCEPTION USING ERRCODE = _raise_problem.sqlstate, MESSAGE = text_out, HINT = _raise_problem.hint;
+END
+$$;
+
+COMMENT ON FUNCTION ctxgraph._raise_problem(text, text, text, bigint) IS
+    'Private: raises a problem a check helper returned, with its SQLSTATE and hint; with a line, the message names the run-log line.';
+
+REVOKE ALL ON FUNCTION ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamptz),
+    ctxgraph._missing_tips(text, bigint[]),
+    ctxgraph._attempt_problem(text, text, integer, timestamptz, timestamptz),
+    ctxgraph._outcome_problem(text, text, boolean, integer, text),
+    ctxgraph._raise_problem(text, text, text, bigint) FROM PUBLIC;
+-- The write path runs with the caller's rights, so the writer executes the helpers it calls;
+-- graded_outcome calls _outcome_problem and _raise_problem for every role that may run it.
+GRANT EXECUTE ON FUNCTION ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamptz),
+    ctxgraph._missing_tips(text, bigint[]),
+    ctxgraph._attempt_problem(text, text, integer, timestamptz, timestamptz) TO ctxgraph_writer;
+GRANT EXECUTE ON FUNCTION ctxgraph._outcome_problem(text, text, boolean, integer, text),
+    ctxgraph._raise_problem(text, text, text, bigint)
+    TO ctxgraph_writer, ctxgraph_scorer, ctxgraph_ranker, ctxgraph_analyst;
+
+COMMIT;

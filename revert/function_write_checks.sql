@@ -1,0 +1,11 @@
+-- Revert ctxgraph:function_write_checks from pg
+
+BEGIN;
+
+DROP FUNCTION ctxgraph._raise_problem(text, text, text, bigint);
+DROP FUNCTION ctxgraph._outcome_problem(text, text, boolean, integer, text);
+DROP FUNCTION ctxgraph._attempt_problem(text, text, integer, timestamptz, timestamptz);
+DROP FUNCTION ctxgraph._missing_tips(text, bigint[]);
+DROP FUNCTION ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamptz);
+
+COMMIT;

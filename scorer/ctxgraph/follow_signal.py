@@ -55,12 +55,20 @@ _COMMANDS: Final[frozenset[str]] = frozenset("""
 # A clause with one of these warns against what it names.
 _NEGATION = re.compile(
     r"\b(never|do not|don't|does not|dont|must not|should not|shouldn't|avoid|avoids|"
-    r"not by hand|no need|redundant|unnecessary|not needed|is wrong|are wrong|instead of|rather than)\b",
+    r"not by hand|no need|redundant|unnecessary|not needed|is wrong|are wrong|instead of|rather than|"
+    # what a tip calls insufficient is what it warns against: "`modprobe -r` alone only unloads it"
+    r"alone|not enough|insufficient|needlessly|no longer works?|(?:is|are) (?:lost|gone|overridden)|"
+    r"only (?:lasts|changes|removes|covers|unloads|affects|applies))\b",
     re.IGNORECASE,
 )
 # The part after these is what is warned against; the part before is prescribed.
-_CONTRAST = re.compile(r"\b(instead of|rather than)\b", re.IGNORECASE)
-_CLAUSES = re.compile(r"(?<=[.;!?])\s+|;\s*|\s+--\s+|\s+\u2014\s+")
+_CONTRAST = re.compile(r"\b(instead of|rather than)\b|,\s+not\b(?!\s+even)", re.IGNORECASE)
+# Clause boundaries: sentence ends, semicolons, colons, dashes, and a comma that opens a new
+# imperative ("To make sure it never starts again, use `systemctl mask`": the "never" stays behind).
+_CLAUSES = re.compile(
+    r"(?<=[.;!?:])\s+|;\s*|\s+--?\s+|\s+\u2014\s+|,\s+(?=(?:and\s+|then\s+)?(?:use|run|set|put|keep|add|enable|"
+    r"apply|check|validate|restart|reload|create|write|install|remove|grant|give|make|load|move|verify|"
+    r"confirm|mask|edit|change|roll|watch|obtain|finish|end|turn|configure|persist)\b)", re.IGNORECASE)
 
 _BACKTICK = re.compile(r"`([^`]+)`")
 _PATH = re.compile(r"(?<![\w$}])(/(?:[\w.@+-]+|\*|<[\w-]+>)(?:/(?:[\w.@+-]+|\*|<[\w-]+>))*/?)")
@@ -115,18 +123,40 @@ class ScriptView:
 
 # A clause's consequence ("..., so a re-run never duplicates lines") has its own polarity: a
 # "never" there describes what the advice prevents, not what it forbids.
-_CONSEQUENCE = re.compile(r",?\s+\b(?:so that|so|otherwise|because|since|or else|or the next)\b\s+", re.IGNORECASE)
+_CONSEQUENCE = re.compile(r",?\s+\b(?:so that|so|otherwise|because|since|or else|or the next|which)\b\s+", re.IGNORECASE)
+_UNLESS = re.compile(r"\bunless\b", re.IGNORECASE)
+_PROTECTED = re.compile("\x00(\\d+)\x00")
 # The warned phrase after "instead of" / "rather than" ends at a comma, a parenthesis or "and".
 _PHRASE_END = re.compile(r"[,(]|\band\b|\bso\b")
 
 
 def _clauses(text: str) -> list[tuple[str, bool]]:
-    """Split a tip into clauses, each with whether it warns (True) or prescribes (False)."""
+    """Split a tip into clauses, each with whether it warns (True) or prescribes (False).
+
+    Backticked spans are set aside first, so a ``;`` or ``:`` inside code never splits a clause.
+    What follows "so", "because", "which" describes a consequence, not advice, and is dropped up
+    to the next clause; before "unless" is a condition, after it the advice."""
+    spans: list[str] = []
+
+    def protect(m: re.Match) -> str:
+        spans.append(m.group(0))
+        return f"\x00{len(spans) - 1}\x00"
+
+    def restore(part: str) -> str:
+        return _PROTECTED.sub(lambda m: spans[int(m.group(1))], part)
+
     out: list[tuple[str, bool]] = []
-    for sentence in _CLAUSES.split(text):
+    for sentence in _CLAUSES.split(_BACKTICK.sub(protect, text)):
         if not sentence or not sentence.strip():
             continue
-        for clause in _CONSEQUENCE.split(sentence):
+        sentence = restore(sentence)
+        unless = _UNLESS.search(sentence)
+        if unless:
+            out.append((sentence[unless.end():], False))
+            continue
+        for position, clause in enumerate(_CONSEQUENCE.split(sentence)):
+            if position > 0:
+                continue
             contrast = _CONTRAST.search(clause)
             if contrast:
                 before, after = clause[: contrast.start()], clause[contrast.end():]

@@ -116,6 +116,7 @@ class ScriptView:
     text: str
     words: frozenset[str]
     commands: frozenset[str]
+    actions: list[str] = field(default_factory=list)
 
 
 # --- the tip ----------------------------------------------------------------------------------
@@ -302,13 +303,28 @@ def _logical_lines(script: str) -> list[tuple[str, bool]]:
         heredoc = _HEREDOC.search(code)
         if heredoc:
             end = heredoc.group(2)
+            # A heredoc that cat prints to the terminal (usage text, a closing hint) is a message;
+            # one redirected, piped or fed to a program is file content or input.
+            message = _heredoc_is_message(code)
             while i < len(raw) and raw[i].strip() != end:
-                out.append((raw[i], True))
+                if not message and not _CONFIG_COMMENT.match(raw[i]):
+                    out.append((raw[i], True))
                 i += 1
             i += 1
     if pending:
         out.append((pending, False))
     return out
+
+
+# A commented-out line inside written file content does nothing in sshd_config, redis.conf, my.cnf...
+_CONFIG_COMMENT = re.compile(r"^\s*(?:#(?!include|!)|;)")
+
+
+def _heredoc_is_message(line: str) -> bool:
+    head = line.split("<<", 1)[0].split()
+    if "|" in line or _FILE_REDIRECT.search(line.split("<<", 1)[1] if "<<" in line else "") or _FILE_REDIRECT.search(line.split("<<", 1)[0]):
+        return False
+    return bool(head) and (head[0] == "cat" or bool(_LOGGER.match(head[0])))
 
 
 def _functions(lines: list[tuple[str, bool]]) -> dict[str, tuple[int, int]]:
@@ -393,7 +409,29 @@ def extract_script(script: str) -> ScriptView:
         commands |= _command_names(line)
     checks = [not content and _only_reads(line) for line, content in zip(kept, content_lines, strict=True)]
     writes = [content or _writes(line) for line, content in zip(kept, content_lines, strict=True)]
-    return ScriptView(kept, checks, writes, text, frozenset(_words_of(text)), frozenset(commands))
+    actions = [line if content else _action_text(line) for line, content in zip(kept, content_lines, strict=True)]
+    return ScriptView(kept, checks, writes, text, frozenset(_words_of(text)), frozenset(commands), actions)
+
+
+_SED_SUBST = re.compile(r"(?<![\w])s([|/#,@:!%])((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1")
+_SED_ADDRESS = re.compile(r"(?<![\w\\])/((?:\\.|[^/])+)/(?=\s*[dsicaI!]|,)")
+
+
+def _action_text(line: str) -> str:
+    """A line without what it only looks for: the segments that read (grep, test, [[ ]]) and the
+    patterns sed matches (``s/NOPASSWD//``, ``/gpgcheck=0/d``) are blanked, the replacement kept."""
+    parts = re.split(r"(\|\||&&|;|\||\$\(|`)", line)
+    out = []
+    for part in parts:
+        names = _command_names(part)
+        if names and names <= _READERS:
+            out.append(" " * len(part))
+            continue
+        if names & {"sed", "perl"}:
+            part = _SED_SUBST.sub(lambda m: "s" + m.group(1) + " " * len(m.group(2)) + m.group(1) + m.group(3) + m.group(1), part)
+            part = _SED_ADDRESS.sub(lambda m: " " * (len(m.group(0))), part)
+        out.append(part)
+    return "".join(out)
 
 
 _WRITERS: Final[frozenset[str]] = frozenset(
@@ -474,10 +512,10 @@ def _norm(text: str) -> str:
 def _tokens(text: str) -> list[str]:
     """An item's searchable tokens: words, options and paths, placeholders dropped."""
     out = []
-    for token in re.split(r"[\s=,'\"`()]+", text.lower()):
+    for token in re.split(r"[\s=,'\"`()]+", text):
         token = token.strip(".:;")
         if token and not re.fullmatch(r"<[\w-]+>|\*|\.\.\.", token):
-            out.append(token)
+            out.append(token if token.startswith("-") else token.lower())
     return out
 
 
@@ -485,39 +523,88 @@ def _has(token: str, line: str) -> bool:
     return re.search(rf"(?<![\w.-]){re.escape(token)}(?![\w-])", line) is not None
 
 
+_SHORT_CLUSTER = re.compile(r"-[A-Za-z]{2,4}")
+_SHORT_OPTIONS = re.compile(r"(?<![\w-])-([A-Za-z]+)\b")
+
+
+def _has_token(token: str, line: str) -> bool:
+    """Whether a line holds one token of an item. Options are case-sensitive (``sshd -t`` validates,
+    ``sshd -T`` dumps) and a cluster of short options matches them written apart (``-aG`` is
+    ``-a -G``); anything else is matched without case."""
+    if token.startswith("-") and len(token) > 1:
+        if re.search(rf"(?<![\w.-]){re.escape(token)}(?![\w-])", line):
+            return True
+        if _SHORT_CLUSTER.fullmatch(token):
+            letters = set("".join(_SHORT_OPTIONS.findall(line)))
+            return set(token[1:]) <= letters
+        return False
+    return _has(token.lower(), line.lower())
+
+
+def _path_in(path: str, line: str) -> bool:
+    """A path at a path boundary: /etc/sudoers is not /etc/sudoers.d/x, /etc/sysctl.d is in /etc/sysctl.d/99.conf."""
+    return re.search(rf"{re.escape(path)}(?![\w.-])", line.lower()) is not None
+
+
+_COPIERS: Final[frozenset[str]] = frozenset({"cp", "mv", "install", "ln", "rsync"})
+
+
+def _writes_path(path: str, line: str) -> bool:
+    """Whether a line that writes writes this path: the target of a copy, not its source (a backup
+    ``cp -a /etc/sudoers /root/sudoers.bak`` reads /etc/sudoers)."""
+    for segment in re.split(r"\|\||&&|;|\|", line):
+        if not _path_in(path, segment):
+            continue
+        names = _command_names(segment)
+        if names and names <= _COPIERS and not _FILE_REDIRECT.search(segment):
+            words = segment.split()
+            if words and _path_in(path, words[-1].strip("'\"")):
+                return True
+            continue
+        return True
+    return False
+
+
 def _match(item: Item, view: ScriptView, warned: bool = False) -> float:
     """How fully the script's executable text shows the item, from 0 to 1.
 
     Commands and settings are looked for line by line: the share of the item's tokens on the best
     line that also holds its first token (the command word or the key). A setting or path seen only
-    on lines that read (grep, test, ...) counts half: the script checked it, it did not write it."""
+    on lines that read (grep, test, ...) counts half: the script checked it, it did not write it.
+    A warned item is looked for in what the lines do (:attr:`ScriptView.actions`): the pattern a
+    grep looks for or a sed replaces is what the script removes, not what it does."""
     text = _norm(item.text)
+    lines = view.actions if warned else view.lines
     if item.kind == "word":
-        return 1.0 if re.search(rf"(?<![\w-]){re.escape(text)}(?![\w-])", view.text.lower()) else 0.0
+        pattern = rf"(?<![\w-]){re.escape(text)}(?![\w-])"
+        return 1.0 if any(re.search(pattern, line.lower()) for line in lines) else 0.0
     if item.kind == "path":
         path = re.sub(r"<[\w-]+>|\*", "", text).rstrip("/")
         if not path:
             return 0.0
         best = 0.0
         for line, check, write in zip(view.lines, view.checks, view.writes, strict=True):
-            if path in line.lower():
-                best = max(best, (1.0 if write else 0.0) if warned else (0.5 if check else 1.0))
+            if _path_in(path, line):
+                if warned:
+                    best = max(best, 1.0 if write and _writes_path(path, line) else 0.0)
+                else:
+                    best = max(best, 0.5 if check else 1.0)
         if best == 0.0 and not warned:
             base = path.rsplit("/", 1)[-1]
             if len(base) > 3 and base in view.words:
                 best = 0.5
         return best
-    tokens = _tokens(text)
+    tokens = _tokens(item.text)
     if not tokens:
         return 0.0
     head, rest = tokens[0], tokens[1:]
     best = 0.0
-    for line, check in zip(view.lines, view.checks, strict=True):
+    for line, check in zip(lines, view.checks, strict=True):
         low = line.lower()
         # A command counts where it runs (sshd -t), not where its name is an argument (reload sshd).
-        if not (head in _command_names(low) if item.kind == "command" else _has(head, low)):
+        if not (head.lower() in _command_names(low) if item.kind == "command" else _has_token(head, line)):
             continue
-        share = (1 + sum(_has(t, low) for t in rest)) / len(tokens)
+        share = (1 + sum(_has_token(t, line) for t in rest)) / len(tokens)
         if item.kind == "setting" and check:
             share *= 0.5
         best = max(best, share)

@@ -414,7 +414,7 @@ def extract_script(script: str) -> ScriptView:
 
 
 _SED_SUBST = re.compile(r"(?<![\w])s([|/#,@:!%])((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1")
-_SED_ADDRESS = re.compile(r"(?<![\w\\])/((?:\\.|[^/])+)/(?=\s*[dsicaI!]|,)")
+_SED_ADDRESS = re.compile(r"(?:(?<=['\";])|^)/((?:\\.|[^/])+)/(?=\s*[dsicaI!]|,)")
 
 
 def _action_text(line: str) -> str:

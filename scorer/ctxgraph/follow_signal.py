@@ -117,6 +117,7 @@ class ScriptView:
     words: frozenset[str]
     commands: frozenset[str]
     actions: list[str] = field(default_factory=list)
+    order: list[tuple[int, ...]] = field(default_factory=list)
 
 
 # --- the tip ----------------------------------------------------------------------------------
@@ -375,23 +376,45 @@ def extract_script(script: str) -> ScriptView:
     """The executable view of a fix script (see the module docstring for what is kept)."""
     lines = _logical_lines(script)
     functions = _functions(lines)
-    # Function bodies are kept only when the function is called somewhere outside its own body.
-    called: set[str] = set()
+    # Function bodies are kept only when the function is called somewhere outside its own body
+    # (a trap handler counts, run when the script ends).
+    calls: dict[str, list[int]] = {name: [] for name in functions}
     for index, (text, content) in enumerate(lines):
         if content:
             continue
-        for name in _command_names(text):
-            for fname, (start, end) in functions.items():
-                if name == fname and not (start <= index <= end):
-                    called.add(fname)
-    dead = [span for name, span in functions.items() if name not in called]
-    message_funcs = {name for name in functions if _LOGGER.match(name)}
+        trap = re.match(r"^\s*trap\s+['\"]?([A-Za-z_][\w:-]*)", text)
+        names = {trap.group(1)} if trap else _command_names(text)
+        for name in names:
+            if name in functions and not (functions[name][0] <= index <= functions[name][1]):
+                calls[name].append(len(lines) if trap else index)
+    memo: dict[int, tuple[int, ...] | None] = {}
 
+    def position(index: int, depth: int = 0) -> tuple[int, ...] | None:
+        """Where a line runs, as a sort key: its own place, or for a function's lines its first
+        caller's place followed by the place inside the body (None when never called); a trap
+        handler runs last. Order is then read as the script executes."""
+        if index >= len(lines):
+            return (index,)
+        if index in memo:
+            return memo[index]
+        inside = [(name, span) for name, span in functions.items() if span[0] <= index <= span[1]]
+        result: tuple[int, ...] | None = (index,)
+        if inside:
+            name, (start, _) = max(inside, key=lambda item: item[1][0])
+            callers = [position(c, depth + 1) for c in calls[name]] if depth < 8 else []
+            callers = [c for c in callers if c is not None]
+            result = (*min(callers), index - start) if callers else None
+        memo[index] = result
+        return result
+
+    message_funcs = {name for name in functions if _LOGGER.match(name)}
     variables: dict[str, str] = {}
     kept: list[str] = []
     content_lines: list[bool] = []
+    order: list[tuple[int, ...]] = []
     for index, (text, content) in enumerate(lines):
-        if any(start <= index <= end for start, end in dead):
+        where = position(index)
+        if where is None:
             continue
         if content:
             line = _expand(text, variables)
@@ -403,6 +426,7 @@ def extract_script(script: str) -> ScriptView:
         if line.strip():
             kept.append(line)
             content_lines.append(content)
+            order.append(where)
     text = "\n".join(kept)
     commands: set[str] = set()
     for line in kept:
@@ -410,7 +434,7 @@ def extract_script(script: str) -> ScriptView:
     checks = [not content and _only_reads(line) for line, content in zip(kept, content_lines, strict=True)]
     writes = [content or _writes(line) for line, content in zip(kept, content_lines, strict=True)]
     actions = [line if content else _action_text(line) for line, content in zip(kept, content_lines, strict=True)]
-    return ScriptView(kept, checks, writes, text, frozenset(_words_of(text)), frozenset(commands), actions)
+    return ScriptView(kept, checks, writes, text, frozenset(_words_of(text)), frozenset(commands), actions, order)
 
 
 _SED_SUBST = re.compile(r"(?<![\w])s([|/#,@:!%])((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1")

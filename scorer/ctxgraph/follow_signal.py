@@ -97,8 +97,12 @@ class Item:
 
 @dataclass
 class TipItems:
+    """What a tip prescribes, what it warns against, and the order it states: each pair in
+    ``order`` says the first list's items must run before the second's."""
+
     prescribed: list[Item] = field(default_factory=list)
     warned: list[Item] = field(default_factory=list)
+    order: list[tuple[list[Item], list[Item]]] = field(default_factory=list)
 
 
 @dataclass
@@ -186,6 +190,11 @@ def _items_of(clause: str) -> list[Item]:
     rest = _PATH.sub(" ", rest)
     for key, value in _SETTING_EQ.findall(rest):
         items.append(Item("setting", f"{key} {value}"))
+    # File modes and owners, however the script sets them (chmod, install -m, mkdir -m, chown).
+    for value in re.findall(r"\bmode\s+(0?[0-7]{3,4})\b", rest, re.IGNORECASE):
+        items.append(Item("setting", f"mode {value}"))
+    for value in re.findall(r"\bowned by\s+([\w-]+:[\w-]+)", rest, re.IGNORECASE):
+        items.append(Item("setting", f"owner {value}"))
     for key, value in _SETTING_CAMEL.findall(rest):
         items.append(Item("setting", f"{key} {value}"))
     tokens = rest.replace("(", " ").replace(")", " ").replace(",", " ").split()
@@ -255,7 +264,74 @@ def extract_tip(text: str) -> TipItems:
     tip.warned = _dedupe(tip.warned)
     warned = {(i.kind, i.text.lower()) for i in tip.warned}
     tip.prescribed = [i for i in _dedupe(tip.prescribed) if (i.kind, i.text.lower()) not in warned]
+    tip.order = _order_pairs(text, warned)
     return tip
+
+
+# Order words. "A before B", "A, then B", "A first and ... B", "After A, B" and "B after A".
+_THEN = re.compile(r",?\s*\b(?:and\s+)?(?:only\s+)?then\b", re.IGNORECASE)
+_BEFORE = re.compile(r"\bbefore\b", re.IGNORECASE)
+_AFTER = re.compile(r"\bafter\b", re.IGNORECASE)
+_FIRST = re.compile(r"\bfirst\b", re.IGNORECASE)
+# Verbs that apply a change, named in prose ("before reloading sshd", "only then restart it").
+_APPLY_VERB = re.compile(r"\b(restart|restarting|reload|reloading|restarts|reloads)\b", re.IGNORECASE)
+_ORDER_KINDS: Final[frozenset[str]] = frozenset({"command", "path", "setting"})
+
+
+def _order_side(text: str, warned: set[tuple[str, str]]) -> list[Item]:
+    """The items one side of an order word names: its commands, paths (two levels or more) and
+    settings, else the apply verb it uses ("before reloading sshd")."""
+    items = [i for i in _items_of(text) if (i.kind, i.text.lower()) not in warned and i.kind in _ORDER_KINDS
+             and not (i.kind == "path" and i.text.strip("/").count("/") < 1)]
+    if items:
+        return items
+    return [Item("apply", "restart or reload")] if _APPLY_VERB.search(text) else []
+
+
+def _steps(sentence: str) -> list[str]:
+    """A sentence cut into the steps it orders, earliest first (see the order words above)."""
+    sentence = sentence.strip()
+    if (after := _AFTER.match(sentence)) and "," in sentence:
+        head, tail = sentence[after.end():].split(",", 1)
+        return [head, *_steps(tail)]
+    if _THEN.search(sentence):
+        return [step for part in _THEN.split(sentence) for step in _steps(part)]
+    if before := _BEFORE.search(sentence):
+        left, right = sentence[: before.start()], sentence[before.end():]
+        if not left.strip() and "," in right:            # "Before B, A": A first
+            right, left = right.split(",", 1)
+            return [*_steps(left), right]
+        # The nearest step on each side: "set X, and run `sshd -t` before reloading, ..."
+        left = re.split(r",\s+(?:and\s+)?", left)[-1]
+        right = right.split(",", 1)[0]
+        return [left, right]
+    if (after := _AFTER.search(sentence)) and after.start() > 0:
+        return [sentence[after.end():].split(",", 1)[0], re.split(r",\s+(?:and\s+)?", sentence[: after.start()])[-1]]
+    if first := _FIRST.search(sentence):
+        return [sentence[: first.end()], sentence[first.end():]]
+    return [sentence]
+
+
+def _order_pairs(text: str, warned: set[tuple[str, str]]) -> list[tuple[list[Item], list[Item]]]:
+    spans: list[str] = []
+
+    def protect(m: re.Match) -> str:
+        spans.append(m.group(0))
+        return f"\x00{len(spans) - 1}\x00"
+
+    def restore(part: str) -> str:
+        return _PROTECTED.sub(lambda m: spans[int(m.group(1))], part)
+
+    pairs: list[tuple[list[Item], list[Item]]] = []
+    for sentence in re.split(r"(?<=[.;!?])\s+|;\s*|:\s+", _BACKTICK.sub(protect, text)):
+        sentence = _CONSEQUENCE.split(sentence)[0]
+        if not _NEGATION.search(sentence) or _THEN.search(sentence) or _BEFORE.search(sentence):
+            sides = [_order_side(restore(step), warned) for step in _steps(sentence)]
+            sides = [side for side in sides if side]
+            for earlier, later in zip(sides, sides[1:], strict=False):
+                if {i.text for i in earlier} != {i.text for i in later}:
+                    pairs.append((earlier, later))
+    return pairs
 
 
 # --- the script -------------------------------------------------------------------------------

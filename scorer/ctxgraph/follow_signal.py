@@ -303,6 +303,11 @@ def _steps(sentence: str) -> list[str]:
             return [*_steps(left), right]
         # The nearest step on each side: "set X, and run `sshd -t` before reloading, ..."
         left = re.split(r",\s+(?:and\s+)?", left)[-1]
+        if "(" in right and not re.search(r"\x00|/", left):
+            # "Validate the configuration before you restart it (`sshd -t`, `visudo -c`, ...)":
+            # the parenthesis names the examples of the step before.
+            inner = re.findall(r"\(([^)]*)\)", right)
+            return [" ".join(inner), re.sub(r"\([^)]*\)", " ", right).split(",", 1)[0]]
         right = right.split(",", 1)[0]
         return [left, right]
     if (after := _AFTER.search(sentence)) and after.start() > 0:
@@ -593,6 +598,8 @@ FEATURE_NAMES: Final[tuple[str, ...]] = (
     "warned_share",          # share of warned-against items found
     "warned_any",            # 1 when any warned-against command, path or setting was found
     "no_items",              # 1 when the tip names nothing the script could show
+    "value_conflict",        # 1 when the script gives a prescribed key only values other than the tip's
+    "order_broken",          # 1 when the script runs a step the tip orders first only after the later one
 )
 
 
@@ -711,12 +718,121 @@ def _match(item: Item, view: ScriptView, warned: bool = False) -> float:
     return best
 
 
+def _line_matches(item: Item, line: str) -> bool:
+    """Whether one executable line shows the whole item (the test :func:`_order` places items by)."""
+    if item.kind == "apply":
+        return re.search(r"(?<![\w-])(?:restart|reload|try-restart|reload-or-restart|condrestart)(?![\w-])",
+                         line, re.IGNORECASE) is not None
+    if item.kind == "path":
+        return _path_in(re.sub(r"<[\w-]+>|\*", "", item.text.lower()).rstrip("/"), line)
+    tokens = _tokens(item.text)
+    if not tokens:
+        return False
+    head = tokens[0]
+    if not (head.lower() in _command_names(line.lower()) if item.kind == "command" else _has_token(head, line)):
+        return False
+    return all(_has_token(t, line) for t in tokens[1:])
+
+
+def _order(tip: TipItems, view: ScriptView) -> list[tuple[str, float]]:
+    """Each order the tip states, as (what, 1.0 kept or 0.0 broken); pairs the script does not
+    show both sides of say nothing. Broken means every run of the later step comes before the
+    first run of the earlier one ("sshd -t" only after the restart)."""
+    out = []
+    for earlier, later in tip.order:
+        first = [view.order[k] for k, line in enumerate(view.actions)
+                 if not view.checks[k] and any(_line_matches(i, line) for i in earlier)]
+        if not first and any(i.kind == "command" for i in earlier):
+            # A validator is a reading command: look for it on checking lines too (if ! sshd -t).
+            first = [view.order[k] for k, line in enumerate(view.lines) if any(_line_matches(i, line) for i in earlier)]
+        last = [view.order[k] for k, line in enumerate(view.actions)
+                if not view.checks[k] and any(_line_matches(i, line) for i in later)]
+        if first and last:
+            what = f"{' / '.join(i.text for i in earlier)} before {' / '.join(i.text for i in later)}"
+            out.append((what, 1.0 if max(last) >= min(first) else 0.0))
+    return out
+
+
+_VALUE_KEY = re.compile(r"[A-Za-z_][\w.-]*")
+
+
+def _assigned(key: str, view: ScriptView) -> list[str]:
+    """The values a script gives a setting on the lines that act (a grep for ``Key 0`` sets nothing;
+    a sed pattern is blanked, its replacement kept). File modes and owners are read from chmod,
+    ``install -m``, ``mkdir -m`` and chown, whichever the script uses."""
+    values = []
+    for line, check in zip(view.actions, view.checks, strict=True):
+        if check:
+            continue
+        if key == "mode":
+            values += re.findall(r"(?:\bchmod(?:\s+-[A-Za-z]+)*|\s-m|--mode=?)\s*(0?[0-7]{3,4})\b", line)
+            continue
+        if key == "owner":
+            values += re.findall(r"\bchown(?:\s+-[A-Za-z]+)*\s+([\w-]+:[\w-]+)", line)
+            continue
+        for m in re.finditer(rf"(?<![\w.$-]){re.escape(key)}(?:\s*[=:]\s*|\s+)[\"']?([^\s\"',;|)]+)", line,
+                             re.IGNORECASE):
+            value = re.sub(r"[/|#}]+[gI]*$", "", m.group(1)).rstrip(":")
+            if value and not value.startswith("$") and _value_like(value):
+                values.append(value)
+    return values
+
+
+def _same_value(a: str, b: str) -> bool:
+    a, b = a.strip("'\"").lower(), b.strip("'\"").lower()
+    if re.fullmatch(r"0?[0-7]{3,4}", a) and re.fullmatch(r"0?[0-7]{3,4}", b):
+        return int(a, 8) == int(b, 8)
+    return a == b
+
+
+# Values a setting takes that are plain words; any other plain word after a key is prose
+# ("a low MaxAuthTries breaks clients").
+_WORD_VALUES: Final[frozenset[str]] = frozenset("""
+    yes no on off true false enabled disabled enforcing permissive none all always never any auto
+    strict required optional deny allow accept reject drop persistent volatile
+""".split())
+_NOT_KEYS: Final[frozenset[str]] = frozenset({"select", "set", "alter", "create", "grant", "show", "use", "run"})
+
+
+def _value_like(value: str) -> bool:
+    return (value.lower() in _WORD_VALUES or value.isupper() or bool(re.search(r"[\d/@%:.+-]", value))) and \
+        bool(re.match(r"[\w/-]", value))
+
+
+def _values(tip: TipItems, view: ScriptView) -> list[tuple[str, float]]:
+    """Each prescribed ``Key value`` the script assigns: 1.0 when it gives the tip's value, 0.0 when
+    it gives the key only other values ("CountMax 0" where the tip says 1). A key the tip names
+    with two values ("ships `X yes`; change it to `X no`") is not checked."""
+    settings = [(item, _tokens(item.text)) for item in tip.prescribed + tip.warned if item.kind == "setting"]
+    keys: dict[str, int] = {}
+    for _, tokens in settings:
+        if len(tokens) == 2:
+            keys[tokens[0].lower()] = keys.get(tokens[0].lower(), 0) + 1
+    out = []
+    for item in tip.prescribed:
+        tokens = _tokens(item.text)
+        if item.kind != "setting" or len(tokens) != 2 or not _VALUE_KEY.fullmatch(tokens[0]):
+            continue
+        key, want = tokens
+        if (re.fullmatch(r"<[\w-]+>|\.\.\.|\*", want) or keys.get(key.lower(), 0) > 1 or key.lower() in _COMMANDS
+                or key.lower() in _NOT_KEYS or not _value_like(want)):
+            continue
+        got = _assigned(key, view)
+        if got:
+            same = any(_same_value(g, want) for g in got)
+            out.append((f"{key} {want}" + ("" if same else f" (script: {', '.join(sorted(set(got))[:3])})"),
+                        1.0 if same else 0.0))
+    return out
+
+
 def agreement(tip: TipItems, view: ScriptView) -> Features:
     """How the script's executable text agrees with the tip, with the evidence item by item."""
     prescribed = [(item, _match(item, view)) for item in tip.prescribed]
     warned = [(item, _match(item, view, warned=True)) for item in tip.warned]
     specific = [(i, m) for i, m in prescribed if i.kind in {"command", "path", "setting"}]
     warned_specific = [(i, m) for i, m in warned if i.kind in {"command", "path", "setting"}]
+    value_checks = _values(tip, view)
+    order_checks = _order(tip, view)
     values = {
         "prescribed_share": sum(m for _, m in prescribed) / len(prescribed) if prescribed else 0.0,
         "prescribed_specific": sum(m for _, m in specific) / len(specific) if specific else 0.0,
@@ -725,10 +841,16 @@ def agreement(tip: TipItems, view: ScriptView) -> Features:
         "warned_share": sum(m for _, m in warned) / len(warned) if warned else 0.0,
         "warned_any": max((m for _, m in warned_specific), default=0.0),
         "no_items": 0.0 if prescribed or warned else 1.0,
+        "value_conflict": 1.0 if any(m == 0.0 for _, m in value_checks) else 0.0,
+        "order_broken": 1.0 if any(m == 0.0 for _, m in order_checks) else 0.0,
     }
+    # Values and order are evidence too, beside the items: ("value", "ClientAliveCountMax 1
+    # (script: 0)", 0.0) and ("order", "sshd -t before restart or reload", 1.0).
     evidence = {
         "signal_version": SIGNAL_VERSION,
-        "prescribed": [{**asdict(i), "matched": m} for i, m in prescribed],
+        "prescribed": [{**asdict(i), "matched": m} for i, m in prescribed]
+        + [{"kind": "value", "text": t, "matched": m} for t, m in value_checks]
+        + [{"kind": "order", "text": t, "matched": m} for t, m in order_checks],
         "warned": [{**asdict(i), "matched": m} for i, m in warned],
     }
     return Features(values, evidence)

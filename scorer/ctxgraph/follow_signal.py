@@ -54,10 +54,16 @@ _COMMANDS: Final[frozenset[str]] = frozenset("""
 
 # A clause with one of these warns against what it names.
 _NEGATION = re.compile(
-    r"\b(never|do not|don't|does not|dont|must not|should not|shouldn't|avoid|avoids|"
+    r"\b(never|do not|don't|dont|must not|should not|shouldn't|avoid|avoids|"
     r"not by hand|no need|redundant|unnecessary|not needed|is wrong|are wrong|instead of|rather than|"
-    # what a tip calls insufficient is what it warns against: "`modprobe -r` alone only unloads it"
-    r"alone|not enough|insufficient|needlessly|no longer works?|(?:is|are) (?:lost|gone|overridden)|"
+    r"needlessly)\b",
+    re.IGNORECASE,
+)
+# A clause that calls something insufficient ("`modprobe -r` alone only unloads it", "does not
+# update the boot entries") forbids nothing: a script that follows the tip often does that too,
+# and more. Its items are neither prescribed nor warned.
+_INSUFFICIENT = re.compile(
+    r"\b(alone|not enough|insufficient|does not|doesn't|no longer works?|(?:is|are) (?:lost|gone)|"
     r"only (?:lasts|changes|removes|covers|unloads|affects|applies))\b",
     re.IGNORECASE,
 )
@@ -68,7 +74,8 @@ _CONTRAST = re.compile(r"\b(instead of|rather than)\b|,\s+not\b(?!\s+even)", re.
 _CLAUSES = re.compile(
     r"(?<=[.;!?:])\s+|;\s*|\s+--?\s+|\s+\u2014\s+|,\s+(?=(?:and\s+|then\s+)?(?:use|run|set|put|keep|add|enable|"
     r"apply|check|validate|restart|reload|create|write|install|remove|grant|give|make|load|move|verify|"
-    r"confirm|mask|edit|change|roll|watch|obtain|finish|end|turn|configure|persist)\b)", re.IGNORECASE)
+    r"confirm|mask|edit|change|roll|watch|obtain|finish|end|turn|configure|persist|never|do not|don't|avoid)\b)",
+    re.IGNORECASE)
 
 _BACKTICK = re.compile(r"`([^`]+)`")
 _PATH = re.compile(r"(?<![\w$}])(/(?:[\w.@+-]+|\*|<[\w-]+>)(?:/(?:[\w.@+-]+|\*|<[\w-]+>))*/?)")
@@ -173,7 +180,7 @@ def _clauses(text: str) -> list[tuple[str, bool]]:
                 out.append((warned, True))
                 if rest.strip():
                     out.append((rest, polarity))
-            else:
+            elif not _INSUFFICIENT.search(clause) or _NEGATION.search(clause):
                 out.append((clause, bool(_NEGATION.search(clause))))
     return out
 
@@ -828,7 +835,9 @@ def _values(tip: TipItems, view: ScriptView) -> list[tuple[str, float]]:
 def agreement(tip: TipItems, view: ScriptView) -> Features:
     """How the script's executable text agrees with the tip, with the evidence item by item."""
     prescribed = [(item, _match(item, view)) for item in tip.prescribed]
-    warned = [(item, _match(item, view, warned=True)) for item in tip.warned]
+    # A warned command is done only when all of it is ("chmod -R", not any chmod).
+    warned = [(item, m if m == 1.0 or item.kind not in {"command", "setting"} else 0.0)
+              for item in tip.warned for m in [_match(item, view, warned=True)]]
     specific = [(i, m) for i, m in prescribed if i.kind in {"command", "path", "setting"}]
     warned_specific = [(i, m) for i, m in warned if i.kind in {"command", "path", "setting"}]
     value_checks = _values(tip, view)

@@ -96,10 +96,13 @@ _STOP: Final[frozenset[str]] = frozenset("""
 
 @dataclass(frozen=True)
 class Item:
-    """One thing a tip names: ``kind`` is command, path, setting, option or word."""
+    """One thing a tip names: ``kind`` is command, path, setting, option or word. Items that share
+    a ``group`` are alternatives ("`sshd -T`, `sysctl -n`, ...", "`lvextend -r` (`--resizefs`)"):
+    the script needs one of them."""
 
     kind: str
     text: str
+    group: int = -1
 
 
 @dataclass
@@ -137,6 +140,7 @@ class ScriptView:
 # A clause's consequence ("..., so a re-run never duplicates lines") has its own polarity: a
 # "never" there describes what the advice prevents, not what it forbids.
 _CONSEQUENCE = re.compile(r",?\s+\b(?:so that|so|otherwise|because|since|or else|or the next|which)\b\s+", re.IGNORECASE)
+_NEEDLESS = re.compile(r"\b(redundant|unnecessary|not needed|no need|needlessly)\b", re.IGNORECASE)
 _UNLESS = re.compile(r"\bunless\b", re.IGNORECASE)
 _PROTECTED = re.compile("\x00(\\d+)\x00")
 # The warned phrase after "instead of" / "rather than" ends at a comma, a parenthesis or "and".
@@ -169,6 +173,11 @@ def _clauses(text: str) -> list[tuple[str, bool]]:
             continue
         for position, clause in enumerate(_CONSEQUENCE.split(sentence)):
             if position > 0:
+                # "..., so a separate `sshd -t` is redundant": a consequence that calls a step
+                # needless warns against it; any other consequence ("so a re-run never duplicates
+                # lines") describes what the advice achieves.
+                if _NEEDLESS.search(clause):
+                    out.append((clause, True))
                 continue
             contrast = _CONTRAST.search(clause)
             if contrast:
@@ -263,11 +272,40 @@ def _dedupe(items: list[Item]) -> list[Item]:
     return out
 
 
+_PARENTHESIS = re.compile(r"(\x00\d+\x00\s*)?\(([^()]*)\)")
+
+
+def _grouped_items(clause: str, groups: list[int]) -> list[Item]:
+    """A clause's items, those of a parenthesised list of alternatives sharing one group: a
+    parenthesis holding a comma or "or", or one right after a code span (another spelling of it)."""
+    spans: list[str] = []
+
+    def protect(m: re.Match) -> str:
+        spans.append(m.group(0))
+        return f"\x00{len(spans) - 1}\x00"
+
+    def restore(part: str) -> str:
+        return _PROTECTED.sub(lambda m: spans[int(m.group(1))], part)
+
+    protected = _BACKTICK.sub(protect, clause)
+    items: list[Item] = []
+    rest = protected
+    for m in _PARENTHESIS.finditer(protected):
+        inner = m.group(2)
+        if "," in inner or re.search(r"\bor\b", inner) or m.group(1):
+            groups.append(len(groups))
+            found = _items_of(restore((m.group(1) or "") + " " + inner))
+            items += [Item(i.kind, i.text, groups[-1]) for i in found]
+            rest = rest.replace(m.group(0), " ", 1)
+    return _items_of(restore(rest)) + items
+
+
 def extract_tip(text: str) -> TipItems:
     """The items a tip prescribes and the ones it warns against (an item on both sides is warned)."""
     tip = TipItems()
+    groups: list[int] = []
     for clause, warns in _clauses(text):
-        (tip.warned if warns else tip.prescribed).extend(_items_of(clause))
+        (tip.warned if warns else tip.prescribed).extend(_grouped_items(clause, groups))
     tip.warned = _dedupe(tip.warned)
     warned = {(i.kind, i.text.lower()) for i in tip.warned}
     tip.prescribed = [i for i in _dedupe(tip.prescribed) if (i.kind, i.text.lower()) not in warned]
@@ -832,6 +870,20 @@ def _values(tip: TipItems, view: ScriptView) -> list[tuple[str, float]]:
     return out
 
 
+def _best_of_groups(matches: list[tuple[Item, float]]) -> list[tuple[Item, float]]:
+    out: list[tuple[Item, float]] = []
+    best: dict[int, int] = {}
+    for item, m in matches:
+        if item.group < 0:
+            out.append((item, m))
+        elif item.group not in best:
+            best[item.group] = len(out)
+            out.append((item, m))
+        elif m > out[best[item.group]][1]:
+            out[best[item.group]] = (item, m)
+    return out
+
+
 def agreement(tip: TipItems, view: ScriptView) -> Features:
     """How the script's executable text agrees with the tip, with the evidence item by item."""
     prescribed = [(item, _match(item, view)) for item in tip.prescribed]
@@ -839,6 +891,10 @@ def agreement(tip: TipItems, view: ScriptView) -> Features:
     warned = [(item, m if m == 1.0 or item.kind not in {"command", "setting"} else 0.0)
               for item in tip.warned for m in [_match(item, view, warned=True)]]
     specific = [(i, m) for i, m in prescribed if i.kind in {"command", "path", "setting"}]
+    # Alternatives count once, by the best of them (the evidence keeps every one).
+    every = prescribed
+    prescribed = _best_of_groups(prescribed)
+    specific = _best_of_groups(specific)
     warned_specific = [(i, m) for i, m in warned if i.kind in {"command", "path", "setting"}]
     value_checks = _values(tip, view)
     order_checks = _order(tip, view)
@@ -857,7 +913,7 @@ def agreement(tip: TipItems, view: ScriptView) -> Features:
     # (script: 0)", 0.0) and ("order", "sshd -t before restart or reload", 1.0).
     evidence = {
         "signal_version": SIGNAL_VERSION,
-        "prescribed": [{**asdict(i), "matched": m} for i, m in prescribed]
+        "prescribed": [{**asdict(i), "matched": m} for i, m in every]
         + [{"kind": "value", "text": t, "matched": m} for t, m in value_checks]
         + [{"kind": "order", "text": t, "matched": m} for t, m in order_checks],
         "warned": [{**asdict(i), "matched": m} for i, m in warned],

@@ -297,7 +297,15 @@ def _grouped_items(clause: str, groups: list[int]) -> list[Item]:
             found = _items_of(restore((m.group(1) or "") + " " + inner))
             items += [Item(i.kind, i.text, groups[-1]) for i in found]
             rest = rest.replace(m.group(0), " ", 1)
+    # Code spans joined by "or" ("`SELECT pg_reload_conf()` or `pg_ctlcluster ... reload`").
+    for m in _OR_SPANS.finditer(rest):
+        groups.append(len(groups))
+        items += [Item(i.kind, i.text, groups[-1]) for i in _items_of(restore(m.group(0)))]
+    rest = _OR_SPANS.sub(" ", rest)
     return _items_of(restore(rest)) + items
+
+
+_OR_SPANS = re.compile(r"\x00\d+\x00(?:\s*,\s*\x00\d+\x00)*\s*,?\s*\bor\b\s*\x00\d+\x00")
 
 
 def extract_tip(text: str) -> TipItems:

@@ -764,7 +764,12 @@ def _match(item: Item, view: ScriptView, warned: bool = False) -> float:
         # A command counts where it runs (sshd -t), not where its name is an argument (reload sshd).
         if not (head.lower() in _command_names(low) if item.kind == "command" else _has_token(head, line)):
             continue
-        share = (1 + sum(_has_token(t, line) for t in rest)) / len(tokens)
+        if item.kind == "command" and rest:
+            # A command is its subcommand and options: `systemctl daemon-reload` is not any
+            # systemctl, `lvextend -r` not a plain lvextend.
+            share = sum(_has_token(t, line) for t in rest) / len(rest)
+        else:
+            share = (1 + sum(_has_token(t, line) for t in rest)) / len(tokens)
         if item.kind == "setting" and check:
             share *= 0.5
         best = max(best, share)

@@ -725,6 +725,25 @@ def _writes_path(path: str, line: str) -> bool:
     return False
 
 
+_SERVICE_FORM = re.compile(r"\bservice\s+([\w@.-]+)\s+(start|stop|restart|reload|status|try-restart|condrestart)\b")
+_SYSTEMCTL_FORM = re.compile(r"\bsystemctl\s+((?:--?[\w-]+\s+)*)(start|stop|restart|reload|status|try-restart|enable|disable|mask)"
+                             r"\s+((?:--?[\w-]+\s+)*)([\w@.-]+)")
+_INSTALL_MODE = re.compile(r"\b(?:install|mkdir)\b[^;|&]*?\s(?:-m\s*|--mode=)(0?[0-7]{3,4})")
+
+
+def _synonyms(line: str) -> str:
+    """A line with the other spellings of what it does appended, so an item written one way
+    matches a script that does the same another way: ``service sshd restart`` is ``systemctl
+    restart sshd`` (and the reverse), ``sshd.service`` is ``sshd``, ``install -m 0440`` and
+    ``mkdir -m 0700`` set a mode as ``chmod`` does."""
+    extra = [f"systemctl {m.group(2)} {m.group(1)}" for m in _SERVICE_FORM.finditer(line)]
+    extra += [f"service {m.group(4)} {m.group(2)}" for m in _SYSTEMCTL_FORM.finditer(line)]
+    extra += [f"chmod {m.group(1)}" for m in _INSTALL_MODE.finditer(line)]
+    if ".service" in line:
+        extra.append(re.sub(r"(?<=[\w@-])\.service\b", "", line))
+    return line if not extra else line + " ; " + " ; ".join(extra)
+
+
 def _match(item: Item, view: ScriptView, warned: bool = False) -> float:
     """How fully the script's executable text shows the item, from 0 to 1.
 
@@ -757,9 +776,12 @@ def _match(item: Item, view: ScriptView, warned: bool = False) -> float:
     tokens = _tokens(item.text)
     if not tokens:
         return 0.0
+    if len(tokens) > 1 and tokens[0] in {"systemctl", "service"}:
+        tokens = [t.removesuffix(".service") for t in tokens]
     head, rest = tokens[0], tokens[1:]
     best = 0.0
     for line, check in zip(lines, view.checks, strict=True):
+        line = _synonyms(line)
         low = line.lower()
         # A command counts where it runs (sshd -t), not where its name is an argument (reload sshd).
         if not (head.lower() in _command_names(low) if item.kind == "command" else _has_token(head, line)):

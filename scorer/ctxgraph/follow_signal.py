@@ -113,6 +113,7 @@ class TipItems:
     prescribed: list[Item] = field(default_factory=list)
     warned: list[Item] = field(default_factory=list)
     order: list[tuple[list[Item], list[Item]]] = field(default_factory=list)
+    prose: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -318,6 +319,7 @@ def extract_tip(text: str) -> TipItems:
     warned = {(i.kind, i.text.lower()) for i in tip.warned}
     tip.prescribed = [i for i in _dedupe(tip.prescribed) if (i.kind, i.text.lower()) not in warned]
     tip.order = _order_pairs(text, warned)
+    tip.prose = sorted(_prose_words(text))
     return tip
 
 
@@ -653,6 +655,7 @@ FEATURE_NAMES: Final[tuple[str, ...]] = (
     "no_items",              # 1 when the tip names nothing the script could show
     "value_conflict",        # 1 when the script gives a prescribed key only values other than the tip's
     "order_broken",          # 1 when the script runs a step the tip orders first only after the later one
+    "prose_overlap",         # tips naming nothing specific: share of their content words the code uses
 )
 
 
@@ -905,6 +908,42 @@ def _values(tip: TipItems, view: ScriptView) -> list[tuple[str, float]]:
     return out
 
 
+# Prose: the words a tip shares with any text about system administration carry nothing.
+_PROSE_STOP: Final[frozenset[str]] = frozenset("""
+    about above across after again against along already also although always among another
+    anything around because been before being below between both cannot could does doing done
+    down during each either else enough even ever every fails failing following from further
+    have having here however into itself just keep keeps least less like longer made make makes
+    many might more most much must need needs never next none only other otherwise over own
+    part place rather really same several should since some something still such sure take
+    takes than that their them then there these they thing things this those though through
+    together under unless until upon used uses using very want wants were what when where
+    whether which while whole will with within without would your yours always first last
+    every script scripts check checks checked file files setting settings value values change
+    changed changes changing system systems rule rules line lines config configuration fix
+    fixes host hosts service services command commands instead directly already current
+    currently right away later again ensure verify verified write writes written persistent
+    runtime live reboot boot
+""".split())
+
+
+def _prose_words(text: str) -> set[str]:
+    """A tip's content words (four letters or more, not common prose), cut to a five-letter stem so
+    "labelling" meets "label" and "restarting" meets "restart"."""
+    words = re.findall(r"[A-Za-z][A-Za-z_-]{3,}", _BACKTICK.sub(" ", text))
+    return {w.lower()[:5] for w in words if w.lower() not in _PROSE_STOP and w.lower() not in _STOP}
+
+
+def _prose_overlap(tip: TipItems, view: ScriptView) -> float:
+    """Share of the tip's content words found on the script's executable lines (comments and
+    messages excluded)."""
+    words = set(tip.prose)
+    if not words:
+        return 0.0
+    stems = {w[:5] for line in view.actions for w in re.findall(r"[a-z][a-z_-]{3,}", line.lower())}
+    return len(words & stems) / len(words)
+
+
 def _best_of_groups(matches: list[tuple[Item, float]]) -> list[tuple[Item, float]]:
     out: list[tuple[Item, float]] = []
     best: dict[int, int] = {}
@@ -943,6 +982,7 @@ def agreement(tip: TipItems, view: ScriptView) -> Features:
         "no_items": 0.0 if prescribed or warned else 1.0,
         "value_conflict": 1.0 if any(m == 0.0 for _, m in value_checks) else 0.0,
         "order_broken": 1.0 if any(m == 0.0 for _, m in order_checks) else 0.0,
+        "prose_overlap": _prose_overlap(tip, view) if not specific else 0.0,
     }
     # Values and order are evidence too, beside the items: ("value", "ClientAliveCountMax 1
     # (script: 0)", 0.0) and ("order", "sshd -t before restart or reload", 1.0).

@@ -38,7 +38,7 @@ __all__ = [
     "extract_tip",
 ]
 
-SIGNAL_VERSION: Final[str] = "lexical-1"
+SIGNAL_VERSION: Final[str] = "lexical-2"
 
 # Words that run a program or edit a system; a tip naming one outside backticks still names a
 # command ("run sshd -T", "reload with systemctl reload sshd").

@@ -853,7 +853,7 @@ def _assigned(key: str, view: ScriptView) -> list[str]:
         if key == "owner":
             values += re.findall(r"\bchown(?:\s+-[A-Za-z]+)*\s+([\w-]+:[\w-]+)", line)
             continue
-        for m in re.finditer(rf"(?<![\w.$-]){re.escape(key)}(?:\s*[=:]\s*|\s+)[\"']?([^\s\"',;|)]+)", line,
+        for m in re.finditer(rf"(?:(?<![\w.$\\-])|(?<=\\[nt])){re.escape(key)}(?:\s*[=:]\s*|\s+)[\"']?([^\s\"',;|)\\]+)", line,
                              re.IGNORECASE):
             value = re.sub(r"[/|#}]+[gI]*$", "", m.group(1)).rstrip(":")
             if value and not value.startswith("$") and _value_like(value):
@@ -903,7 +903,7 @@ def _values(tip: TipItems, view: ScriptView) -> list[tuple[str, float]]:
         got = _assigned(key, view)
         if got:
             same = any(_same_value(g, want) for g in got)
-            out.append((f"{key} {want}" + ("" if same else f" (script: {', '.join(sorted(set(got))[:3])})"),
+            out.append((item.text + ("" if same else f" (script: {', '.join(sorted(set(got))[:3])})"),
                         1.0 if same else 0.0))
     return out
 

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
+from itertools import pairwise
 from typing import Final
 
 __all__ = [
@@ -388,7 +389,7 @@ def _order_pairs(text: str, warned: set[tuple[str, str]]) -> list[tuple[list[Ite
         if not _NEGATION.search(sentence) or _THEN.search(sentence) or _BEFORE.search(sentence):
             sides = [_order_side(restore(step), warned) for step in _steps(sentence)]
             sides = [side for side in sides if side]
-            for earlier, later in zip(sides, sides[1:], strict=False):
+            for earlier, later in pairwise(sides):
                 if {i.text for i in earlier} != {i.text for i in later}:
                     pairs.append((earlier, later))
     return pairs
@@ -870,10 +871,11 @@ def _same_value(a: str, b: str) -> bool:
 
 # Values a setting takes that are plain words; any other plain word after a key is prose
 # ("a low MaxAuthTries breaks clients").
-_WORD_VALUES: Final[frozenset[str]] = frozenset("""
-    yes no on off true false enabled disabled enforcing permissive none all always never any auto
-    strict required optional deny allow accept reject drop persistent volatile
-""".split())
+_WORD_VALUES: Final[frozenset[str]] = frozenset({
+    "yes", "no", "on", "off", "true", "false", "enabled", "disabled", "enforcing", "permissive", "none",
+    "all", "always", "never", "any", "auto", "strict", "required", "optional", "deny", "allow",
+    "accept", "reject", "drop", "persistent", "volatile",
+})
 _NOT_KEYS: Final[frozenset[str]] = frozenset({"select", "set", "alter", "create", "grant", "show", "use", "run"})
 
 
@@ -909,22 +911,26 @@ def _values(tip: TipItems, view: ScriptView) -> list[tuple[str, float]]:
 
 
 # Prose: the words a tip shares with any text about system administration carry nothing.
-_PROSE_STOP: Final[frozenset[str]] = frozenset("""
-    about above across after again against along already also although always among another
-    anything around because been before being below between both cannot could does doing done
-    down during each either else enough even ever every fails failing following from further
-    have having here however into itself just keep keeps least less like longer made make makes
-    many might more most much must need needs never next none only other otherwise over own
-    part place rather really same several should since some something still such sure take
-    takes than that their them then there these they thing things this those though through
-    together under unless until upon used uses using very want wants were what when where
-    whether which while whole will with within without would your yours always first last
-    every script scripts check checks checked file files setting settings value values change
-    changed changes changing system systems rule rules line lines config configuration fix
-    fixes host hosts service services command commands instead directly already current
-    currently right away later again ensure verify verified write writes written persistent
-    runtime live reboot boot
-""".split())
+_PROSE_STOP: Final[frozenset[str]] = frozenset({
+    "about", "above", "across", "after", "again", "against", "along", "already", "also", "although",
+    "always", "among", "another", "anything", "around", "because", "been", "before", "being", "below",
+    "between", "both", "cannot", "could", "does", "doing", "done", "down", "during", "each", "either",
+    "else", "enough", "even", "ever", "every", "fails", "failing", "following", "from", "further",
+    "have", "having", "here", "however", "into", "itself", "just", "keep", "keeps", "least", "less",
+    "like", "longer", "made", "make", "makes", "many", "might", "more", "most", "much", "must", "need",
+    "needs", "never", "next", "none", "only", "other", "otherwise", "over", "own", "part", "place",
+    "rather", "really", "same", "several", "should", "since", "some", "something", "still", "such",
+    "sure", "take", "takes", "than", "that", "their", "them", "then", "there", "these", "they", "thing",
+    "things", "this", "those", "though", "through", "together", "under", "unless", "until", "upon",
+    "used", "uses", "using", "very", "want", "wants", "were", "what", "when", "where", "whether",
+    "which", "while", "whole", "will", "with", "within", "without", "would", "your", "yours", "first",
+    "last", "script", "scripts", "check", "checks", "checked", "file", "files", "setting", "settings",
+    "value", "values", "change", "changed", "changes", "changing", "system", "systems", "rule", "rules",
+    "line", "lines", "config", "configuration", "fix", "fixes", "host", "hosts", "service", "services",
+    "command", "commands", "instead", "directly", "current", "currently", "right", "away", "later",
+    "ensure", "verify", "verified", "write", "writes", "written", "persistent", "runtime", "live",
+    "reboot", "boot",
+})
 
 
 def _prose_words(text: str) -> set[str]:

@@ -5,15 +5,27 @@ is close to every sshd tip, whichever direction it took. This signal reads direc
 
 - from the **tip**, the items it prescribes and the items it warns against: commands and their
   options (backticked spans, or a known command word followed by options), paths, settings
-  (``Key value`` / ``key = value``), services and other technical words; a clause that says
-  "never", "do not", "avoid", "is redundant", or the part after "instead of" / "rather than",
-  puts its items on the warned side;
+  (``Key value`` / ``key = value``, "mode 0440", "owned by root:root"), services and other
+  technical words. A clause that says "never", "do not", "avoid", "is redundant", the part after
+  "instead of" / "rather than" / ", not", puts its items on the warned side; a negation ends at
+  the clause (a colon, a semicolon, a dash, a comma before a new imperative). A clause that only
+  calls something insufficient ("alone", "only changes", "does not update") and the consequence
+  after "so" / "because" / "which" prescribe nothing. Items in a parenthesised list or joined
+  by "or" are alternatives: one of them is enough. The order a tip states ("A before B",
+  "A, then B", "A first", "After A, B") becomes pairs of items;
 - from the **script**, what its executable lines do: line continuations joined, comments removed,
   the text of ``echo``/``printf`` and of logging helpers removed unless it is redirected into a
-  file (then it is file content), heredoc bodies kept as file content, bodies of functions that
-  are never called removed, and simple ``NAME=value`` variables expanded;
-- **agreement**: each item is looked for in that executable text; which matched is the evidence a
-  reviewer reads, and a few numbers summarise it (:class:`Features`).
+  file (then it is file content), heredoc bodies kept as file content unless ``cat`` only prints
+  them (usage text), commented-out lines of that content dropped, bodies of functions that are
+  never called removed (a trap handler counts as called), simple ``NAME=value`` variables
+  expanded; each line is placed where it runs (a function body at its first call), and the
+  patterns a grep looks for or a sed replaces are set apart from what the line does;
+- **agreement**: each item is looked for in that executable text (options with their case,
+  ``-aG`` as ``-a -G``, ``service X restart`` as ``systemctl restart X``, ``install -m`` as
+  ``chmod``); a prescribed ``Key value`` the script gives another value is a conflict, an order
+  the script reverses is broken; which matched is the evidence a reviewer reads, and a few
+  numbers summarise it (:class:`Features`). A tip that names nothing specific falls back on its
+  content words against the executable lines.
 
 :mod:`ctxgraph.calibration` turns the numbers and the cosine into one calibrated probability.
 :data:`SIGNAL_VERSION` names this extraction; stored features and calibrations carry it, and a

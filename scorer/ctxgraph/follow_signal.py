@@ -136,7 +136,9 @@ class ScriptView:
     ``checks`` flags the lines that only read (grep, test, awk, diff, ...): a setting or path found
     only there was looked at, not written, and counts half. ``writes`` flags the lines that change
     a file (a redirect into it, sed -i, tee, cp, mv, install, ln, heredoc bodies): a path a tip warns
-    against counts only there, since reading a file is not editing it."""
+    against counts only there, since reading a file is not editing it. ``actions`` is each line
+    without what it only looks for (grep patterns, the pattern half of a sed substitution), and
+    ``order`` where it runs, as a sort key (a function body at its first call)."""
 
     lines: list[str]
     checks: list[bool]
@@ -471,8 +473,9 @@ _CONFIG_COMMENT = re.compile(r"^\s*(?:#(?!include|!)|;)")
 
 
 def _heredoc_is_message(line: str) -> bool:
+    """A heredoc that cat (or a logging helper) prints without a pipe or a redirect into a file."""
     head = line.split("<<", 1)[0].split()
-    if "|" in line or _FILE_REDIRECT.search(line.split("<<", 1)[1] if "<<" in line else "") or _FILE_REDIRECT.search(line.split("<<", 1)[0]):
+    if "|" in line or _FILE_REDIRECT.search(line):
         return False
     return bool(head) and (head[0] == "cat" or bool(_LOGGER.match(head[0])))
 

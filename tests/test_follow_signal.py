@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ctxgraph import calibration as cal
-from ctxgraph.follow_signal import agreement, extract_script, extract_tip
+from ctxgraph.follow_signal import SIGNAL_VERSION, agreement, extract_script, extract_tip
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -127,6 +127,152 @@ def test_echo_into_a_file_is_content_but_echo_to_the_terminal_is_not():
     assert matched(tip, to_terminal) == {k: 0.0 for k in matched(tip, to_terminal)}
 
 
+def features(tip: str, script: str) -> dict[str, float]:
+    return agreement(extract_tip(tip), extract_script(script)).values
+
+
+def evidence_of(tip: str, script: str, kind: str) -> dict[str, float]:
+    evidence = agreement(extract_tip(tip), extract_script(script)).evidence["prescribed"]
+    return {item["text"]: item["matched"] for item in evidence if item["kind"] == kind}
+
+
+IDLE_TIP = "Set `ClientAliveInterval 600` and `ClientAliveCountMax 1`; current STIG versions expect CountMax 1, not the old 0."
+
+
+def test_a_setting_given_another_value_conflicts():
+    right = "printf 'ClientAliveInterval 600\\nClientAliveCountMax 1\\n' > /etc/ssh/sshd_config.d/10-idle.conf\n"
+    wrong = right.replace("CountMax 1", "CountMax 0")
+    assert features(IDLE_TIP, right)["value_conflict"] == 0.0
+    assert features(IDLE_TIP, wrong)["value_conflict"] == 1.0
+    assert evidence_of(IDLE_TIP, wrong, "value") == {"ClientAliveInterval 600": 1.0,
+                                                      "ClientAliveCountMax 1 (script: 0)": 0.0}
+    # A grep for the old value sets nothing; a sed replaces it (its pattern is not a value given).
+    fixed = ("grep -q '^ClientAliveCountMax 0' /etc/ssh/sshd_config && "
+             "sed -i 's/^ClientAliveCountMax 0/ClientAliveCountMax 1/' /etc/ssh/sshd_config\n")
+    assert features(IDLE_TIP, fixed)["value_conflict"] == 0.0
+    assert probability(IDLE_TIP, right) > probability(IDLE_TIP, wrong)
+
+
+def test_modes_and_owners_are_read_whichever_command_sets_them():
+    tip = "/etc/shadow and /etc/gshadow must be owned by root:root with mode 0000."
+    chmod = "chown root:root /etc/shadow /etc/gshadow\nchmod 0000 /etc/shadow /etc/gshadow\n"
+    debian = "chown root:shadow /etc/shadow /etc/gshadow\nchmod 0640 /etc/shadow /etc/gshadow\n"
+    assert features(tip, chmod)["value_conflict"] == 0.0
+    assert evidence_of(tip, debian, "value") == {"mode 0000 (script: 0640)": 0.0, "owner root:root (script: root:shadow)": 0.0}
+    sudo_tip = "Install the rule into /etc/sudoers.d/ with mode 0440."
+    assert evidence_of(sudo_tip, "install -m 0440 -o root /tmp/rule /etc/sudoers.d/50-ops\n", "value") == {"mode 0440": 1.0}
+
+
+VALIDATE_BEFORE = "Validate a service's configuration before you restart it (`sshd -t`, `visudo -c`, ...)."
+
+
+def test_a_step_the_tip_orders_first_run_only_after_the_later_one():
+    before = "cat > /etc/ssh/sshd_config.d/25.conf <<'EOF'\nIgnoreRhosts yes\nEOF\nsshd -t && systemctl restart sshd\n"
+    after = "cat > /etc/ssh/sshd_config.d/25.conf <<'EOF'\nIgnoreRhosts yes\nEOF\nsystemctl restart sshd\nif sshd -t; then echo ok; fi\n"
+    assert features(VALIDATE_BEFORE, before)["order_broken"] == 0.0
+    assert features(VALIDATE_BEFORE, after)["order_broken"] == 1.0
+    assert evidence_of(VALIDATE_BEFORE, after, "order") == {"sshd -t / visudo -c before restart or reload": 0.0}
+    assert probability(VALIDATE_BEFORE, before) > probability(VALIDATE_BEFORE, after)
+
+
+def test_order_is_read_where_a_function_runs_not_where_it_is_defined():
+    tip = "Turn on mod_headers with `a2enmod headers`, then check it with `apachectl configtest` before you `systemctl reload apache2`."
+    script = """#!/bin/bash
+set -euo pipefail
+check() {
+    apachectl configtest
+}
+apply() {
+    systemctl reload apache2
+}
+a2enmod headers
+check
+apply
+"""
+    assert features(tip, script)["order_broken"] == 0.0
+    reversed_calls = script.replace("check\napply\n", "apply\ncheck\n")
+    assert evidence_of(tip, reversed_calls, "order") == {"a2enmod headers before apachectl configtest": 1.0,
+                                                          "apachectl configtest before systemctl reload apache2": 0.0}
+
+
+def test_a_trap_handler_runs_and_an_uncalled_function_does_not():
+    tip = "After node maintenance run `kubectl uncordon <node>`."
+    trapped = "done_maint() { kubectl uncordon node1; }\ntrap done_maint EXIT\nkubectl drain node1 --ignore-daemonsets\n"
+    assert matched(tip, trapped)["kubectl uncordon <node>"] == 1.0
+    uncalled = trapped.replace("trap done_maint EXIT\n", "")
+    assert matched(tip, uncalled)["kubectl uncordon <node>"] == 0.0
+
+
+def test_a_printed_heredoc_is_a_message_and_a_commented_line_in_a_written_one_does_nothing():
+    tip = "Check the syntax with `nginx -t` before reloading nginx."
+    usage = "cat <<EOF\nUsage: run nginx -t yourself, then reload\nEOF\nsystemctl reload nginx\n"
+    assert matched(tip, usage)["nginx -t"] == 0.0
+    redis_tip = "Also set `maxmemory-policy allkeys-lru` in /etc/redis/redis.conf."
+    commented = "cat >> /etc/redis/redis.conf <<'EOF'\nmaxmemory 2gb\n# maxmemory-policy allkeys-lru\nEOF\n"
+    assert matched(redis_tip, commented)["maxmemory-policy allkeys-lru"] == 0.0
+    assert matched(redis_tip, commented.replace("# maxmemory-policy", "maxmemory-policy"))["maxmemory-policy allkeys-lru"] == 1.0
+
+
+def test_what_a_script_only_looks_for_or_removes_is_not_what_it_does():
+    tip = "Strip `NOPASSWD` from every sudoers entry, and never grant `NOPASSWD: ALL` to a service account."
+    strips = "grep -l 'NOPASSWD' /etc/sudoers.d/* | xargs -r sed -i 's/NOPASSWD: *//'\nvisudo -c\n"
+    grants = "echo 'deploy ALL=(ALL) NOPASSWD: ALL' > /etc/sudoers.d/deploy\nvisudo -c\n"
+    assert matched(tip, strips, "warned")["NOPASSWD: ALL"] == 0.0
+    assert matched(tip, grants, "warned")["NOPASSWD: ALL"] == 1.0
+    # A backup copy reads the file the tip forbids editing; appending to it writes it.
+    never_sudoers = "Write sudo rules under /etc/sudoers.d/, and never append to /etc/sudoers directly."
+    backup = "cp -a /etc/sudoers /root/sudoers.bak\nprintf 'x\\n' > /etc/sudoers.d/x\n"
+    assert matched(never_sudoers, backup, "warned")["/etc/sudoers"] == 0.0
+    assert matched(never_sudoers, "echo 'x' >> /etc/sudoers\n", "warned")["/etc/sudoers"] == 1.0
+
+
+def test_negation_ends_where_the_advice_starts():
+    tip = extract_tip("Never reload nginx on an unchecked config: run `nginx -t` first and only reload if it succeeds.")
+    assert any(i.text == "nginx -t" for i in tip.prescribed)
+    mask = extract_tip("To make sure a service can never be started again, use `systemctl mask --now <unit>`.")
+    assert any(i.text.startswith("systemctl mask") for i in mask.prescribed)
+    assert not any(i.kind == "command" for i in mask.warned)
+    # What a tip only calls insufficient is not forbidden: a script that follows it may do it too.
+    persist = extract_tip("Use `setsebool -P`; `setsebool` without -P alone is lost at the next boot.")
+    assert not persist.warned
+    # A code span keeps its own semicolon.
+    hsts = extract_tip("Add the header with `add_header X always;` and reload - a header never needs a restart.")
+    assert any(i.text == "add_header X always;" for i in hsts.prescribed)
+
+
+def test_options_keep_their_case_and_clusters_match_split_flags():
+    tip = "Finish by dumping the effective settings with `sshd -T`."
+    assert matched(tip, "sshd -t && systemctl reload sshd\n")["sshd -T"] == 0.0
+    assert matched(tip, "sshd -T | grep -i clientalive\n")["sshd -T"] == 1.0
+    groups = "Add the user with `usermod -aG wheel alice`."
+    assert matched(groups, "usermod -a -G wheel alice\n")["usermod -aG wheel alice"] == 1.0
+    assert matched(groups, "usermod -G wheel alice\n")["usermod -aG wheel alice"] < 1.0
+
+
+def test_one_of_a_tips_alternatives_is_enough():
+    tip = "End every fix with a check of the effective value (`sshd -T`, `sysctl -n`, `auditctl -l`)."
+    values = features(tip, "sysctl --system\nsysctl -n kernel.dmesg_restrict\n")
+    assert values["prescribed_specific"] == 1.0 and values["prescribed_missing"] == 0.0
+    assert features(tip, "sysctl --system\n")["prescribed_specific"] == 0.0
+
+
+def test_the_same_action_spelled_another_way_matches():
+    tip = "Apply it with `systemctl restart chronyd`."
+    assert matched(tip, "service chronyd restart\n")["systemctl restart chronyd"] == 1.0
+    assert matched(tip, "systemctl restart chronyd.service\n")["systemctl restart chronyd"] == 1.0
+    assert matched(tip, "systemctl stop chronyd\n")["systemctl restart chronyd"] < 1.0
+    # A command needs its subcommand: `systemctl daemon-reload` is not any systemctl.
+    assert matched("Run `systemctl daemon-reload` after writing the drop-in.", "systemctl restart app\n")[
+        "systemctl daemon-reload"] == 0.0
+
+
+def test_a_prose_tip_is_compared_by_its_content_words_on_executable_lines():
+    tip = "Keep a dated backup copy before editing anything, so every edit can be rolled back."
+    does = "cp -a /etc/chrony.conf /etc/chrony.conf.backup.$(date +%F)\nsed -i 's/^pool .*/pool ntp.example.mil/' /etc/chrony.conf\n"
+    claims = "# took a dated backup copy first\necho 'backup copy kept'\nsed -i 's/^pool .*/pool ntp.example.mil/' /etc/chrony.conf\n"
+    assert features(tip, does)["prose_overlap"] > features(tip, claims)["prose_overlap"] == 0.0
+
+
 def test_the_default_calibration_is_the_fit_on_the_sample_gold_labels():
     pytest.importorskip("sentence_transformers")
     sys.path.insert(0, str(ROOT / "bench"))
@@ -198,7 +344,7 @@ def test_calibration_round_trip_on_judge_verdicts(conn, seed):
     assert first.calibration is not None and "calibration" in first.calibration
     result = evaluation.calibrate(conn, run.skill, None, max_disagreement=0.05)
     conn.commit()
-    stored = Client(conn).current_follow_calibration(run.skill, "lexical-1")
+    stored = Client(conn).current_follow_calibration(run.skill, SIGNAL_VERSION)
     conn.commit()
     assert stored["calibration_id"] == result.calibration.calibration_id
     assert stored["fitted_on"] == "judge" and stored["examples"] >= len(run.retrieval_ids)
@@ -229,7 +375,7 @@ def test_cascade_asks_the_judge_only_inside_the_band(conn, seed):
     skill = run.skill
     # A band that no probability of these two scripts falls into: every row is decided by the signal.
     Client(conn).save_follow_calibration(
-        skill, "lexical-1", "logistic", cal.feature_names(), cal.DEFAULT.coefficients, cal.DEFAULT.intercept,
+        skill, SIGNAL_VERSION, "logistic", cal.feature_names(), cal.DEFAULT.coefficients, cal.DEFAULT.intercept,
         "labels", "test: a narrow band", 10, 5, 0.9, 0.8, 2, 0.4999, 0.5001, 0.05)
     conn.commit()
     with StubServer() as server:
@@ -249,7 +395,7 @@ def test_cascade_asks_the_judge_only_inside_the_band(conn, seed):
 
     # A band covering everything: the judge is asked for every row, nothing saved.
     Client(conn).save_follow_calibration(
-        skill, "lexical-1", "logistic", cal.feature_names(), cal.DEFAULT.coefficients, cal.DEFAULT.intercept,
+        skill, SIGNAL_VERSION, "logistic", cal.feature_names(), cal.DEFAULT.coefficients, cal.DEFAULT.intercept,
         "labels", "test: the whole range", 10, 5, 0.9, 0.8, 2, 0.0, 1.0, 0.0)
     conn.commit()
     wide = seed_crypto_run(seed, rules=2)

@@ -5,15 +5,27 @@ is close to every sshd tip, whichever direction it took. This signal reads direc
 
 - from the **tip**, the items it prescribes and the items it warns against: commands and their
   options (backticked spans, or a known command word followed by options), paths, settings
-  (``Key value`` / ``key = value``), services and other technical words; a clause that says
-  "never", "do not", "avoid", "is redundant", or the part after "instead of" / "rather than",
-  puts its items on the warned side;
+  (``Key value`` / ``key = value``, "mode 0440", "owned by root:root"), services and other
+  technical words. A clause that says "never", "do not", "avoid", "is redundant", the part after
+  "instead of" / "rather than" / ", not", puts its items on the warned side; a negation ends at
+  the clause (a colon, a semicolon, a dash, a comma before a new imperative). A clause that only
+  calls something insufficient ("alone", "only changes", "does not update") and the consequence
+  after "so" / "because" / "which" prescribe nothing. Items in a parenthesised list or joined
+  by "or" are alternatives: one of them is enough. The order a tip states ("A before B",
+  "A, then B", "A first", "After A, B") becomes pairs of items;
 - from the **script**, what its executable lines do: line continuations joined, comments removed,
   the text of ``echo``/``printf`` and of logging helpers removed unless it is redirected into a
-  file (then it is file content), heredoc bodies kept as file content, bodies of functions that
-  are never called removed, and simple ``NAME=value`` variables expanded;
-- **agreement**: each item is looked for in that executable text; which matched is the evidence a
-  reviewer reads, and a few numbers summarise it (:class:`Features`).
+  file (then it is file content), heredoc bodies kept as file content unless ``cat`` only prints
+  them (usage text), commented-out lines of that content dropped, bodies of functions that are
+  never called removed (a trap handler counts as called), simple ``NAME=value`` variables
+  expanded; each line is placed where it runs (a function body at its first call), and the
+  patterns a grep looks for or a sed replaces are set apart from what the line does;
+- **agreement**: each item is looked for in that executable text (options with their case,
+  ``-aG`` as ``-a -G``, ``service X restart`` as ``systemctl restart X``, ``install -m`` as
+  ``chmod``); a prescribed ``Key value`` the script gives another value is a conflict, an order
+  the script reverses is broken; which matched is the evidence a reviewer reads, and a few
+  numbers summarise it (:class:`Features`). A tip that names nothing specific falls back on its
+  content words against the executable lines.
 
 :mod:`ctxgraph.calibration` turns the numbers and the cosine into one calibrated probability.
 :data:`SIGNAL_VERSION` names this extraction; stored features and calibrations carry it, and a
@@ -24,6 +36,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass, field
+from itertools import pairwise
 from typing import Final
 
 __all__ = [
@@ -38,7 +51,7 @@ __all__ = [
     "extract_tip",
 ]
 
-SIGNAL_VERSION: Final[str] = "lexical-1"
+SIGNAL_VERSION: Final[str] = "lexical-2"
 
 # Words that run a program or edit a system; a tip naming one outside backticks still names a
 # command ("run sshd -T", "reload with systemctl reload sshd").
@@ -54,13 +67,28 @@ _COMMANDS: Final[frozenset[str]] = frozenset("""
 
 # A clause with one of these warns against what it names.
 _NEGATION = re.compile(
-    r"\b(never|do not|don't|does not|dont|must not|should not|shouldn't|avoid|avoids|"
-    r"not by hand|no need|redundant|unnecessary|not needed|is wrong|are wrong|instead of|rather than)\b",
+    r"\b(never|do not|don't|dont|must not|should not|shouldn't|avoid|avoids|"
+    r"not by hand|no need|redundant|unnecessary|not needed|is wrong|are wrong|instead of|rather than|"
+    r"needlessly)\b",
+    re.IGNORECASE,
+)
+# A clause that calls something insufficient ("`modprobe -r` alone only unloads it", "does not
+# update the boot entries") forbids nothing: a script that follows the tip often does that too,
+# and more. Its items are neither prescribed nor warned.
+_INSUFFICIENT = re.compile(
+    r"\b(alone|not enough|insufficient|does not|doesn't|no longer works?|(?:is|are) (?:lost|gone)|"
+    r"only (?:lasts|changes|removes|covers|unloads|affects|applies))\b",
     re.IGNORECASE,
 )
 # The part after these is what is warned against; the part before is prescribed.
-_CONTRAST = re.compile(r"\b(instead of|rather than)\b", re.IGNORECASE)
-_CLAUSES = re.compile(r"(?<=[.;!?])\s+|;\s*|\s+--\s+|\s+\u2014\s+")
+_CONTRAST = re.compile(r"\b(instead of|rather than)\b|,\s+not\b(?!\s+even)", re.IGNORECASE)
+# Clause boundaries: sentence ends, semicolons, colons, dashes, and a comma that opens a new
+# imperative ("To make sure it never starts again, use `systemctl mask`": the "never" stays behind).
+_CLAUSES = re.compile(
+    r"(?<=[.;!?:])\s+|;\s*|\s+--?\s+|\s+\u2014\s+|,\s+(?=(?:and\s+|then\s+)?(?:use|run|set|put|keep|add|enable|"
+    r"apply|check|validate|restart|reload|create|write|install|remove|grant|give|make|load|move|verify|"
+    r"confirm|mask|edit|change|roll|watch|obtain|finish|end|turn|configure|persist|never|do not|don't|avoid)\b)",
+    re.IGNORECASE)
 
 _BACKTICK = re.compile(r"`([^`]+)`")
 _PATH = re.compile(r"(?<![\w$}])(/(?:[\w.@+-]+|\*|<[\w-]+>)(?:/(?:[\w.@+-]+|\*|<[\w-]+>))*/?)")
@@ -81,16 +109,24 @@ _STOP: Final[frozenset[str]] = frozenset("""
 
 @dataclass(frozen=True)
 class Item:
-    """One thing a tip names: ``kind`` is command, path, setting, option or word."""
+    """One thing a tip names: ``kind`` is command, path, setting, option or word. Items that share
+    a ``group`` are alternatives ("`sshd -T`, `sysctl -n`, ...", "`lvextend -r` (`--resizefs`)"):
+    the script needs one of them."""
 
     kind: str
     text: str
+    group: int = -1
 
 
 @dataclass
 class TipItems:
+    """What a tip prescribes, what it warns against, and the order it states: each pair in
+    ``order`` says the first list's items must run before the second's."""
+
     prescribed: list[Item] = field(default_factory=list)
     warned: list[Item] = field(default_factory=list)
+    order: list[tuple[list[Item], list[Item]]] = field(default_factory=list)
+    prose: list[str] = field(default_factory=list)
 
 
 @dataclass
@@ -100,7 +136,9 @@ class ScriptView:
     ``checks`` flags the lines that only read (grep, test, awk, diff, ...): a setting or path found
     only there was looked at, not written, and counts half. ``writes`` flags the lines that change
     a file (a redirect into it, sed -i, tee, cp, mv, install, ln, heredoc bodies): a path a tip warns
-    against counts only there, since reading a file is not editing it."""
+    against counts only there, since reading a file is not editing it. ``actions`` is each line
+    without what it only looks for (grep patterns, the pattern half of a sed substitution), and
+    ``order`` where it runs, as a sort key (a function body at its first call)."""
 
     lines: list[str]
     checks: list[bool]
@@ -108,6 +146,8 @@ class ScriptView:
     text: str
     words: frozenset[str]
     commands: frozenset[str]
+    actions: list[str] = field(default_factory=list)
+    order: list[tuple[int, ...]] = field(default_factory=list)
 
 
 # --- the tip ----------------------------------------------------------------------------------
@@ -115,18 +155,46 @@ class ScriptView:
 
 # A clause's consequence ("..., so a re-run never duplicates lines") has its own polarity: a
 # "never" there describes what the advice prevents, not what it forbids.
-_CONSEQUENCE = re.compile(r",?\s+\b(?:so that|so|otherwise|because|since|or else|or the next)\b\s+", re.IGNORECASE)
+_CONSEQUENCE = re.compile(r",?\s+\b(?:so that|so|otherwise|because|since|or else|or the next|which)\b\s+", re.IGNORECASE)
+_NEEDLESS = re.compile(r"\b(redundant|unnecessary|not needed|no need|needlessly)\b", re.IGNORECASE)
+_UNLESS = re.compile(r"\bunless\b", re.IGNORECASE)
+_PROTECTED = re.compile("\x00(\\d+)\x00")
 # The warned phrase after "instead of" / "rather than" ends at a comma, a parenthesis or "and".
 _PHRASE_END = re.compile(r"[,(]|\band\b|\bso\b")
 
 
 def _clauses(text: str) -> list[tuple[str, bool]]:
-    """Split a tip into clauses, each with whether it warns (True) or prescribes (False)."""
+    """Split a tip into clauses, each with whether it warns (True) or prescribes (False).
+
+    Backticked spans are set aside first, so a ``;`` or ``:`` inside code never splits a clause.
+    What follows "so", "because", "which" describes a consequence, not advice, and is dropped up
+    to the next clause; before "unless" is a condition, after it the advice."""
+    spans: list[str] = []
+
+    def protect(m: re.Match) -> str:
+        spans.append(m.group(0))
+        return f"\x00{len(spans) - 1}\x00"
+
+    def restore(part: str) -> str:
+        return _PROTECTED.sub(lambda m: spans[int(m.group(1))], part)
+
     out: list[tuple[str, bool]] = []
-    for sentence in _CLAUSES.split(text):
+    for sentence in _CLAUSES.split(_BACKTICK.sub(protect, text)):
         if not sentence or not sentence.strip():
             continue
-        for clause in _CONSEQUENCE.split(sentence):
+        sentence = restore(sentence)
+        unless = _UNLESS.search(sentence)
+        if unless:
+            out.append((sentence[unless.end():], False))
+            continue
+        for position, clause in enumerate(_CONSEQUENCE.split(sentence)):
+            if position > 0:
+                # "..., so a separate `sshd -t` is redundant": a consequence that calls a step
+                # needless warns against it; any other consequence ("so a re-run never duplicates
+                # lines") describes what the advice achieves.
+                if _NEEDLESS.search(clause):
+                    out.append((clause, True))
+                continue
             contrast = _CONTRAST.search(clause)
             if contrast:
                 before, after = clause[: contrast.start()], clause[contrast.end():]
@@ -137,7 +205,7 @@ def _clauses(text: str) -> list[tuple[str, bool]]:
                 out.append((warned, True))
                 if rest.strip():
                     out.append((rest, polarity))
-            else:
+            elif not _INSUFFICIENT.search(clause) or _NEGATION.search(clause):
                 out.append((clause, bool(_NEGATION.search(clause))))
     return out
 
@@ -154,6 +222,11 @@ def _items_of(clause: str) -> list[Item]:
     rest = _PATH.sub(" ", rest)
     for key, value in _SETTING_EQ.findall(rest):
         items.append(Item("setting", f"{key} {value}"))
+    # File modes and owners, however the script sets them (chmod, install -m, mkdir -m, chown).
+    for value in re.findall(r"\bmode\s+(0?[0-7]{3,4})\b", rest, re.IGNORECASE):
+        items.append(Item("setting", f"mode {value}"))
+    for value in re.findall(r"\bowned by\s+([\w-]+:[\w-]+)", rest, re.IGNORECASE):
+        items.append(Item("setting", f"owner {value}"))
     for key, value in _SETTING_CAMEL.findall(rest):
         items.append(Item("setting", f"{key} {value}"))
     tokens = rest.replace("(", " ").replace(")", " ").replace(",", " ").split()
@@ -215,15 +288,125 @@ def _dedupe(items: list[Item]) -> list[Item]:
     return out
 
 
+_PARENTHESIS = re.compile(r"(\x00\d+\x00\s*)?\(([^()]*)\)")
+
+
+def _grouped_items(clause: str, groups: list[int]) -> list[Item]:
+    """A clause's items, those of a parenthesised list of alternatives sharing one group: a
+    parenthesis holding a comma or "or", or one right after a code span (another spelling of it)."""
+    spans: list[str] = []
+
+    def protect(m: re.Match) -> str:
+        spans.append(m.group(0))
+        return f"\x00{len(spans) - 1}\x00"
+
+    def restore(part: str) -> str:
+        return _PROTECTED.sub(lambda m: spans[int(m.group(1))], part)
+
+    protected = _BACKTICK.sub(protect, clause)
+    items: list[Item] = []
+    rest = protected
+    for m in _PARENTHESIS.finditer(protected):
+        inner = m.group(2)
+        if "," in inner or re.search(r"\bor\b", inner) or m.group(1):
+            groups.append(len(groups))
+            found = _items_of(restore((m.group(1) or "") + " " + inner))
+            items += [Item(i.kind, i.text, groups[-1]) for i in found]
+            rest = rest.replace(m.group(0), " ", 1)
+    # Code spans joined by "or" ("`SELECT pg_reload_conf()` or `pg_ctlcluster ... reload`").
+    for m in _OR_SPANS.finditer(rest):
+        groups.append(len(groups))
+        items += [Item(i.kind, i.text, groups[-1]) for i in _items_of(restore(m.group(0)))]
+    rest = _OR_SPANS.sub(" ", rest)
+    return _items_of(restore(rest)) + items
+
+
+_OR_SPANS = re.compile(r"\x00\d+\x00(?:\s*,\s*\x00\d+\x00)*\s*,?\s*\bor\b\s*\x00\d+\x00")
+
+
 def extract_tip(text: str) -> TipItems:
     """The items a tip prescribes and the ones it warns against (an item on both sides is warned)."""
     tip = TipItems()
+    groups: list[int] = []
     for clause, warns in _clauses(text):
-        (tip.warned if warns else tip.prescribed).extend(_items_of(clause))
+        (tip.warned if warns else tip.prescribed).extend(_grouped_items(clause, groups))
     tip.warned = _dedupe(tip.warned)
     warned = {(i.kind, i.text.lower()) for i in tip.warned}
     tip.prescribed = [i for i in _dedupe(tip.prescribed) if (i.kind, i.text.lower()) not in warned]
+    tip.order = _order_pairs(text, warned)
+    tip.prose = sorted(_prose_words(text))
     return tip
+
+
+# Order words. "A before B", "A, then B", "A first and ... B", "After A, B" and "B after A".
+_THEN = re.compile(r",?\s*\b(?:and\s+)?(?:only\s+)?then\b", re.IGNORECASE)
+_BEFORE = re.compile(r"\bbefore\b", re.IGNORECASE)
+_AFTER = re.compile(r"\bafter\b", re.IGNORECASE)
+_FIRST = re.compile(r"\bfirst\b", re.IGNORECASE)
+# Verbs that apply a change, named in prose ("before reloading sshd", "only then restart it").
+_APPLY_VERB = re.compile(r"\b(restart|restarting|reload|reloading|restarts|reloads)\b", re.IGNORECASE)
+_ORDER_KINDS: Final[frozenset[str]] = frozenset({"command", "path", "setting"})
+
+
+def _order_side(text: str, warned: set[tuple[str, str]]) -> list[Item]:
+    """The items one side of an order word names: its commands, paths (two levels or more) and
+    settings, else the apply verb it uses ("before reloading sshd")."""
+    items = [i for i in _items_of(text) if (i.kind, i.text.lower()) not in warned and i.kind in _ORDER_KINDS
+             and not (i.kind == "path" and i.text.strip("/").count("/") < 1)]
+    if items:
+        return items
+    return [Item("apply", "restart or reload")] if _APPLY_VERB.search(text) else []
+
+
+def _steps(sentence: str) -> list[str]:
+    """A sentence cut into the steps it orders, earliest first (see the order words above)."""
+    sentence = sentence.strip()
+    if (after := _AFTER.match(sentence)) and "," in sentence:
+        head, tail = sentence[after.end():].split(",", 1)
+        return [head, *_steps(tail)]
+    if _THEN.search(sentence):
+        return [step for part in _THEN.split(sentence) for step in _steps(part)]
+    if before := _BEFORE.search(sentence):
+        left, right = sentence[: before.start()], sentence[before.end():]
+        if not left.strip() and "," in right:            # "Before B, A": A first
+            right, left = right.split(",", 1)
+            return [*_steps(left), right]
+        # The nearest step on each side: "set X, and run `sshd -t` before reloading, ..."
+        left = re.split(r",\s+(?:and\s+)?", left)[-1]
+        if "(" in right and not re.search(r"\x00|/", left):
+            # "Validate the configuration before you restart it (`sshd -t`, `visudo -c`, ...)":
+            # the parenthesis names the examples of the step before.
+            inner = re.findall(r"\(([^)]*)\)", right)
+            return [" ".join(inner), re.sub(r"\([^)]*\)", " ", right).split(",", 1)[0]]
+        right = right.split(",", 1)[0]
+        return [left, right]
+    if (after := _AFTER.search(sentence)) and after.start() > 0:
+        return [sentence[after.end():].split(",", 1)[0], re.split(r",\s+(?:and\s+)?", sentence[: after.start()])[-1]]
+    if first := _FIRST.search(sentence):
+        return [sentence[: first.end()], sentence[first.end():]]
+    return [sentence]
+
+
+def _order_pairs(text: str, warned: set[tuple[str, str]]) -> list[tuple[list[Item], list[Item]]]:
+    spans: list[str] = []
+
+    def protect(m: re.Match) -> str:
+        spans.append(m.group(0))
+        return f"\x00{len(spans) - 1}\x00"
+
+    def restore(part: str) -> str:
+        return _PROTECTED.sub(lambda m: spans[int(m.group(1))], part)
+
+    pairs: list[tuple[list[Item], list[Item]]] = []
+    for sentence in re.split(r"(?<=[.;!?])\s+|;\s*|:\s+", _BACKTICK.sub(protect, text)):
+        sentence = _CONSEQUENCE.split(sentence)[0]
+        if not _NEGATION.search(sentence) or _THEN.search(sentence) or _BEFORE.search(sentence):
+            sides = [_order_side(restore(step), warned) for step in _steps(sentence)]
+            sides = [side for side in sides if side]
+            for earlier, later in pairwise(sides):
+                if {i.text for i in earlier} != {i.text for i in later}:
+                    pairs.append((earlier, later))
+    return pairs
 
 
 # --- the script -------------------------------------------------------------------------------
@@ -272,13 +455,29 @@ def _logical_lines(script: str) -> list[tuple[str, bool]]:
         heredoc = _HEREDOC.search(code)
         if heredoc:
             end = heredoc.group(2)
+            # A heredoc that cat prints to the terminal (usage text, a closing hint) is a message;
+            # one redirected, piped or fed to a program is file content or input.
+            message = _heredoc_is_message(code)
             while i < len(raw) and raw[i].strip() != end:
-                out.append((raw[i], True))
+                if not message and not _CONFIG_COMMENT.match(raw[i]):
+                    out.append((raw[i], True))
                 i += 1
             i += 1
     if pending:
         out.append((pending, False))
     return out
+
+
+# A commented-out line inside written file content does nothing in sshd_config, redis.conf, my.cnf...
+_CONFIG_COMMENT = re.compile(r"^\s*(?:#(?!include|!)|;)")
+
+
+def _heredoc_is_message(line: str) -> bool:
+    """A heredoc that cat (or a logging helper) prints without a pipe or a redirect into a file."""
+    head = line.split("<<", 1)[0].split()
+    if "|" in line or _FILE_REDIRECT.search(line):
+        return False
+    return bool(head) and (head[0] == "cat" or bool(_LOGGER.match(head[0])))
 
 
 def _functions(lines: list[tuple[str, bool]]) -> dict[str, tuple[int, int]]:
@@ -329,23 +528,45 @@ def extract_script(script: str) -> ScriptView:
     """The executable view of a fix script (see the module docstring for what is kept)."""
     lines = _logical_lines(script)
     functions = _functions(lines)
-    # Function bodies are kept only when the function is called somewhere outside its own body.
-    called: set[str] = set()
+    # Function bodies are kept only when the function is called somewhere outside its own body
+    # (a trap handler counts, run when the script ends).
+    calls: dict[str, list[int]] = {name: [] for name in functions}
     for index, (text, content) in enumerate(lines):
         if content:
             continue
-        for name in _command_names(text):
-            for fname, (start, end) in functions.items():
-                if name == fname and not (start <= index <= end):
-                    called.add(fname)
-    dead = [span for name, span in functions.items() if name not in called]
-    message_funcs = {name for name in functions if _LOGGER.match(name)}
+        trap = re.match(r"^\s*trap\s+['\"]?([A-Za-z_][\w:-]*)", text)
+        names = {trap.group(1)} if trap else _command_names(text)
+        for name in names:
+            if name in functions and not (functions[name][0] <= index <= functions[name][1]):
+                calls[name].append(len(lines) if trap else index)
+    memo: dict[int, tuple[int, ...] | None] = {}
 
+    def position(index: int, depth: int = 0) -> tuple[int, ...] | None:
+        """Where a line runs, as a sort key: its own place, or for a function's lines its first
+        caller's place followed by the place inside the body (None when never called); a trap
+        handler runs last. Order is then read as the script executes."""
+        if index >= len(lines):
+            return (index,)
+        if index in memo:
+            return memo[index]
+        inside = [(name, span) for name, span in functions.items() if span[0] <= index <= span[1]]
+        result: tuple[int, ...] | None = (index,)
+        if inside:
+            name, (start, _) = max(inside, key=lambda item: item[1][0])
+            callers = [position(c, depth + 1) for c in calls[name]] if depth < 8 else []
+            callers = [c for c in callers if c is not None]
+            result = (*min(callers), index - start) if callers else None
+        memo[index] = result
+        return result
+
+    message_funcs = {name for name in functions if _LOGGER.match(name)}
     variables: dict[str, str] = {}
     kept: list[str] = []
     content_lines: list[bool] = []
+    order: list[tuple[int, ...]] = []
     for index, (text, content) in enumerate(lines):
-        if any(start <= index <= end for start, end in dead):
+        where = position(index)
+        if where is None:
             continue
         if content:
             line = _expand(text, variables)
@@ -357,13 +578,36 @@ def extract_script(script: str) -> ScriptView:
         if line.strip():
             kept.append(line)
             content_lines.append(content)
+            order.append(where)
     text = "\n".join(kept)
     commands: set[str] = set()
     for line in kept:
         commands |= _command_names(line)
     checks = [not content and _only_reads(line) for line, content in zip(kept, content_lines, strict=True)]
     writes = [content or _writes(line) for line, content in zip(kept, content_lines, strict=True)]
-    return ScriptView(kept, checks, writes, text, frozenset(_words_of(text)), frozenset(commands))
+    actions = [line if content else _action_text(line) for line, content in zip(kept, content_lines, strict=True)]
+    return ScriptView(kept, checks, writes, text, frozenset(_words_of(text)), frozenset(commands), actions, order)
+
+
+_SED_SUBST = re.compile(r"(?<![\w])s([|/#,@:!%])((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1")
+_SED_ADDRESS = re.compile(r"(?:(?<=['\";])|^)/((?:\\.|[^/])+)/(?=\s*[dsicaI!]|,)")
+
+
+def _action_text(line: str) -> str:
+    """A line without what it only looks for: the segments that read (grep, test, [[ ]]) and the
+    patterns sed matches (``s/NOPASSWD//``, ``/gpgcheck=0/d``) are blanked, the replacement kept."""
+    parts = re.split(r"(\|\||&&|;|\||\$\(|`)", line)
+    out = []
+    for part in parts:
+        names = _command_names(part)
+        if names and names <= _READERS:
+            out.append(" " * len(part))
+            continue
+        if names & {"sed", "perl"}:
+            part = _SED_SUBST.sub(lambda m: "s" + m.group(1) + " " * len(m.group(2)) + m.group(1) + m.group(3) + m.group(1), part)
+            part = _SED_ADDRESS.sub(lambda m: " " * (len(m.group(0))), part)
+        out.append(part)
+    return "".join(out)
 
 
 _WRITERS: Final[frozenset[str]] = frozenset(
@@ -425,6 +669,9 @@ FEATURE_NAMES: Final[tuple[str, ...]] = (
     "warned_share",          # share of warned-against items found
     "warned_any",            # 1 when any warned-against command, path or setting was found
     "no_items",              # 1 when the tip names nothing the script could show
+    "value_conflict",        # 1 when the script gives a prescribed key only values other than the tip's
+    "order_broken",          # 1 when the script runs a step the tip orders first only after the later one
+    "prose_overlap",         # tips naming nothing specific: share of their content words the code uses
 )
 
 
@@ -444,10 +691,10 @@ def _norm(text: str) -> str:
 def _tokens(text: str) -> list[str]:
     """An item's searchable tokens: words, options and paths, placeholders dropped."""
     out = []
-    for token in re.split(r"[\s=,'\"`()]+", text.lower()):
+    for token in re.split(r"[\s=,'\"`()]+", text):
         token = token.strip(".:;")
         if token and not re.fullmatch(r"<[\w-]+>|\*|\.\.\.", token):
-            out.append(token)
+            out.append(token if token.startswith("-") else token.lower())
     return out
 
 
@@ -455,51 +702,297 @@ def _has(token: str, line: str) -> bool:
     return re.search(rf"(?<![\w.-]){re.escape(token)}(?![\w-])", line) is not None
 
 
+_SHORT_CLUSTER = re.compile(r"-[A-Za-z]{2,4}")
+_SHORT_OPTIONS = re.compile(r"(?<![\w-])-([A-Za-z]+)\b")
+
+
+def _has_token(token: str, line: str) -> bool:
+    """Whether a line holds one token of an item. Options are case-sensitive (``sshd -t`` validates,
+    ``sshd -T`` dumps) and a cluster of short options matches them written apart (``-aG`` is
+    ``-a -G``); anything else is matched without case."""
+    if token.startswith("-") and len(token) > 1:
+        if re.search(rf"(?<![\w.-]){re.escape(token)}(?![\w-])", line):
+            return True
+        if _SHORT_CLUSTER.fullmatch(token):
+            letters = set("".join(_SHORT_OPTIONS.findall(line)))
+            return set(token[1:]) <= letters
+        return False
+    return _has(token.lower(), line.lower())
+
+
+def _path_in(path: str, line: str) -> bool:
+    """A path at a path boundary: /etc/sudoers is not /etc/sudoers.d/x, /etc/sysctl.d is in /etc/sysctl.d/99.conf."""
+    return re.search(rf"{re.escape(path)}(?![\w.-])", line.lower()) is not None
+
+
+_COPIERS: Final[frozenset[str]] = frozenset({"cp", "mv", "install", "ln", "rsync"})
+
+
+def _writes_path(path: str, line: str) -> bool:
+    """Whether a line that writes writes this path: the target of a copy, not its source (a backup
+    ``cp -a /etc/sudoers /root/sudoers.bak`` reads /etc/sudoers)."""
+    for segment in re.split(r"\|\||&&|;|\|", line):
+        if not _path_in(path, segment):
+            continue
+        names = _command_names(segment)
+        if names and names <= _COPIERS and not _FILE_REDIRECT.search(segment):
+            words = segment.split()
+            if words and _path_in(path, words[-1].strip("'\"")):
+                return True
+            continue
+        return True
+    return False
+
+
+_SERVICE_FORM = re.compile(r"\bservice\s+([\w@.-]+)\s+(start|stop|restart|reload|status|try-restart|condrestart)\b")
+_SYSTEMCTL_FORM = re.compile(r"\bsystemctl\s+((?:--?[\w-]+\s+)*)(start|stop|restart|reload|status|try-restart|enable|disable|mask)"
+                             r"\s+((?:--?[\w-]+\s+)*)([\w@.-]+)")
+_INSTALL_MODE = re.compile(r"\b(?:install|mkdir)\b[^;|&]*?\s(?:-m\s*|--mode=)(0?[0-7]{3,4})")
+
+
+def _synonyms(line: str) -> str:
+    """A line with the other spellings of what it does appended, so an item written one way
+    matches a script that does the same another way: ``service sshd restart`` is ``systemctl
+    restart sshd`` (and the reverse), ``sshd.service`` is ``sshd``, ``install -m 0440`` and
+    ``mkdir -m 0700`` set a mode as ``chmod`` does."""
+    extra = [f"systemctl {m.group(2)} {m.group(1)}" for m in _SERVICE_FORM.finditer(line)]
+    extra += [f"service {m.group(4)} {m.group(2)}" for m in _SYSTEMCTL_FORM.finditer(line)]
+    extra += [f"chmod {m.group(1)}" for m in _INSTALL_MODE.finditer(line)]
+    if ".service" in line:
+        extra.append(re.sub(r"(?<=[\w@-])\.service\b", "", line))
+    return line if not extra else line + " ; " + " ; ".join(extra)
+
+
 def _match(item: Item, view: ScriptView, warned: bool = False) -> float:
     """How fully the script's executable text shows the item, from 0 to 1.
 
     Commands and settings are looked for line by line: the share of the item's tokens on the best
     line that also holds its first token (the command word or the key). A setting or path seen only
-    on lines that read (grep, test, ...) counts half: the script checked it, it did not write it."""
+    on lines that read (grep, test, ...) counts half: the script checked it, it did not write it.
+    A warned item is looked for in what the lines do (:attr:`ScriptView.actions`): the pattern a
+    grep looks for or a sed replaces is what the script removes, not what it does."""
     text = _norm(item.text)
+    lines = view.actions if warned else view.lines
     if item.kind == "word":
-        return 1.0 if re.search(rf"(?<![\w-]){re.escape(text)}(?![\w-])", view.text.lower()) else 0.0
+        pattern = rf"(?<![\w-]){re.escape(text)}(?![\w-])"
+        return 1.0 if any(re.search(pattern, line.lower()) for line in lines) else 0.0
     if item.kind == "path":
         path = re.sub(r"<[\w-]+>|\*", "", text).rstrip("/")
         if not path:
             return 0.0
         best = 0.0
         for line, check, write in zip(view.lines, view.checks, view.writes, strict=True):
-            if path in line.lower():
-                best = max(best, (1.0 if write else 0.0) if warned else (0.5 if check else 1.0))
+            if _path_in(path, line):
+                if warned:
+                    best = max(best, 1.0 if write and _writes_path(path, line) else 0.0)
+                else:
+                    best = max(best, 0.5 if check else 1.0)
         if best == 0.0 and not warned:
             base = path.rsplit("/", 1)[-1]
             if len(base) > 3 and base in view.words:
                 best = 0.5
         return best
-    tokens = _tokens(text)
+    tokens = _tokens(item.text)
     if not tokens:
         return 0.0
+    if len(tokens) > 1 and tokens[0] in {"systemctl", "service"}:
+        tokens = [t.removesuffix(".service") for t in tokens]
     head, rest = tokens[0], tokens[1:]
     best = 0.0
-    for line, check in zip(view.lines, view.checks, strict=True):
+    for line, check in zip(lines, view.checks, strict=True):
+        line = _synonyms(line)
         low = line.lower()
         # A command counts where it runs (sshd -t), not where its name is an argument (reload sshd).
-        if not (head in _command_names(low) if item.kind == "command" else _has(head, low)):
+        if not (head.lower() in _command_names(low) if item.kind == "command" else _has_token(head, line)):
             continue
-        share = (1 + sum(_has(t, low) for t in rest)) / len(tokens)
+        if item.kind == "command" and rest:
+            # A command is its subcommand and options: `systemctl daemon-reload` is not any
+            # systemctl, `lvextend -r` not a plain lvextend.
+            share = sum(_has_token(t, line) for t in rest) / len(rest)
+        else:
+            share = (1 + sum(_has_token(t, line) for t in rest)) / len(tokens)
         if item.kind == "setting" and check:
             share *= 0.5
         best = max(best, share)
     return best
 
 
+def _line_matches(item: Item, line: str) -> bool:
+    """Whether one executable line shows the whole item (the test :func:`_order` places items by)."""
+    if item.kind == "apply":
+        return re.search(r"(?<![\w-])(?:restart|reload|try-restart|reload-or-restart|condrestart)(?![\w-])",
+                         line, re.IGNORECASE) is not None
+    if item.kind == "path":
+        return _path_in(re.sub(r"<[\w-]+>|\*", "", item.text.lower()).rstrip("/"), line)
+    tokens = _tokens(item.text)
+    if not tokens:
+        return False
+    head = tokens[0]
+    if not (head.lower() in _command_names(line.lower()) if item.kind == "command" else _has_token(head, line)):
+        return False
+    return all(_has_token(t, line) for t in tokens[1:])
+
+
+def _order(tip: TipItems, view: ScriptView) -> list[tuple[str, float]]:
+    """Each order the tip states, as (what, 1.0 kept or 0.0 broken); pairs the script does not
+    show both sides of say nothing. Broken means every run of the later step comes before the
+    first run of the earlier one ("sshd -t" only after the restart)."""
+    out = []
+    for earlier, later in tip.order:
+        first = [view.order[k] for k, line in enumerate(view.actions)
+                 if not view.checks[k] and any(_line_matches(i, line) for i in earlier)]
+        if not first and any(i.kind == "command" for i in earlier):
+            # A validator is a reading command: look for it on checking lines too (if ! sshd -t).
+            first = [view.order[k] for k, line in enumerate(view.lines) if any(_line_matches(i, line) for i in earlier)]
+        last = [view.order[k] for k, line in enumerate(view.actions)
+                if not view.checks[k] and any(_line_matches(i, line) for i in later)]
+        if first and last:
+            what = f"{' / '.join(i.text for i in earlier)} before {' / '.join(i.text for i in later)}"
+            out.append((what, 1.0 if max(last) >= min(first) else 0.0))
+    return out
+
+
+_VALUE_KEY = re.compile(r"[A-Za-z_][\w.-]*")
+
+
+def _assigned(key: str, view: ScriptView) -> list[str]:
+    """The values a script gives a setting on the lines that act (a grep for ``Key 0`` sets nothing;
+    a sed pattern is blanked, its replacement kept). File modes and owners are read from chmod,
+    ``install -m``, ``mkdir -m`` and chown, whichever the script uses."""
+    values = []
+    for line, check in zip(view.actions, view.checks, strict=True):
+        if check:
+            continue
+        if key == "mode":
+            values += re.findall(r"(?:\bchmod(?:\s+-[A-Za-z]+)*|\s-m|--mode=?)\s*(0?[0-7]{3,4})\b", line)
+            continue
+        if key == "owner":
+            values += re.findall(r"\bchown(?:\s+-[A-Za-z]+)*\s+([\w-]+:[\w-]+)", line)
+            continue
+        for m in re.finditer(rf"(?:(?<![\w.$\\-])|(?<=\\[nt])){re.escape(key)}(?:\s*[=:]\s*|\s+)[\"']?([^\s\"',;|)\\]+)", line,
+                             re.IGNORECASE):
+            value = re.sub(r"[/|#}]+[gI]*$", "", m.group(1)).rstrip(":")
+            if value and not value.startswith("$") and _value_like(value):
+                values.append(value)
+    return values
+
+
+def _same_value(a: str, b: str) -> bool:
+    a, b = a.strip("'\"").lower(), b.strip("'\"").lower()
+    if re.fullmatch(r"0?[0-7]{3,4}", a) and re.fullmatch(r"0?[0-7]{3,4}", b):
+        return int(a, 8) == int(b, 8)
+    return a == b
+
+
+# Values a setting takes that are plain words; any other plain word after a key is prose
+# ("a low MaxAuthTries breaks clients").
+_WORD_VALUES: Final[frozenset[str]] = frozenset({
+    "yes", "no", "on", "off", "true", "false", "enabled", "disabled", "enforcing", "permissive", "none",
+    "all", "always", "never", "any", "auto", "strict", "required", "optional", "deny", "allow",
+    "accept", "reject", "drop", "persistent", "volatile",
+})
+_NOT_KEYS: Final[frozenset[str]] = frozenset({"select", "set", "alter", "create", "grant", "show", "use", "run"})
+
+
+def _value_like(value: str) -> bool:
+    return (value.lower() in _WORD_VALUES or value.isupper() or bool(re.search(r"[\d/@%:.+-]", value))) and \
+        bool(re.match(r"[\w/-]", value))
+
+
+def _values(tip: TipItems, view: ScriptView) -> list[tuple[str, float]]:
+    """Each prescribed ``Key value`` the script assigns: 1.0 when it gives the tip's value, 0.0 when
+    it gives the key only other values ("CountMax 0" where the tip says 1). A key the tip names
+    with two values ("ships `X yes`; change it to `X no`") is not checked."""
+    settings = [(item, _tokens(item.text)) for item in tip.prescribed + tip.warned if item.kind == "setting"]
+    keys: dict[str, int] = {}
+    for _, tokens in settings:
+        if len(tokens) == 2:
+            keys[tokens[0].lower()] = keys.get(tokens[0].lower(), 0) + 1
+    out = []
+    for item in tip.prescribed:
+        tokens = _tokens(item.text)
+        if item.kind != "setting" or len(tokens) != 2 or not _VALUE_KEY.fullmatch(tokens[0]):
+            continue
+        key, want = tokens
+        if (re.fullmatch(r"<[\w-]+>|\.\.\.|\*", want) or keys.get(key.lower(), 0) > 1 or key.lower() in _COMMANDS
+                or key.lower() in _NOT_KEYS or not _value_like(want)):
+            continue
+        got = _assigned(key, view)
+        if got:
+            same = any(_same_value(g, want) for g in got)
+            out.append((item.text + ("" if same else f" (script: {', '.join(sorted(set(got))[:3])})"),
+                        1.0 if same else 0.0))
+    return out
+
+
+# Prose: the words a tip shares with any text about system administration carry nothing.
+_PROSE_STOP: Final[frozenset[str]] = frozenset({
+    "about", "above", "across", "after", "again", "against", "along", "already", "also", "although",
+    "always", "among", "another", "anything", "around", "because", "been", "before", "being", "below",
+    "between", "both", "cannot", "could", "does", "doing", "done", "down", "during", "each", "either",
+    "else", "enough", "even", "ever", "every", "fails", "failing", "following", "from", "further",
+    "have", "having", "here", "however", "into", "itself", "just", "keep", "keeps", "least", "less",
+    "like", "longer", "made", "make", "makes", "many", "might", "more", "most", "much", "must", "need",
+    "needs", "never", "next", "none", "only", "other", "otherwise", "over", "own", "part", "place",
+    "rather", "really", "same", "several", "should", "since", "some", "something", "still", "such",
+    "sure", "take", "takes", "than", "that", "their", "them", "then", "there", "these", "they", "thing",
+    "things", "this", "those", "though", "through", "together", "under", "unless", "until", "upon",
+    "used", "uses", "using", "very", "want", "wants", "were", "what", "when", "where", "whether",
+    "which", "while", "whole", "will", "with", "within", "without", "would", "your", "yours", "first",
+    "last", "script", "scripts", "check", "checks", "checked", "file", "files", "setting", "settings",
+    "value", "values", "change", "changed", "changes", "changing", "system", "systems", "rule", "rules",
+    "line", "lines", "config", "configuration", "fix", "fixes", "host", "hosts", "service", "services",
+    "command", "commands", "instead", "directly", "current", "currently", "right", "away", "later",
+    "ensure", "verify", "verified", "write", "writes", "written", "persistent", "runtime", "live",
+    "reboot", "boot",
+})
+
+
+def _prose_words(text: str) -> set[str]:
+    """A tip's content words (four letters or more, not common prose), cut to a five-letter stem so
+    "labelling" meets "label" and "restarting" meets "restart"."""
+    words = re.findall(r"[A-Za-z][A-Za-z_-]{3,}", _BACKTICK.sub(" ", text))
+    return {w.lower()[:5] for w in words if w.lower() not in _PROSE_STOP and w.lower() not in _STOP}
+
+
+def _prose_overlap(tip: TipItems, view: ScriptView) -> float:
+    """Share of the tip's content words found on the script's executable lines (comments and
+    messages excluded)."""
+    words = set(tip.prose)
+    if not words:
+        return 0.0
+    stems = {w[:5] for line in view.actions for w in re.findall(r"[a-z][a-z_-]{3,}", line.lower())}
+    return len(words & stems) / len(words)
+
+
+def _best_of_groups(matches: list[tuple[Item, float]]) -> list[tuple[Item, float]]:
+    out: list[tuple[Item, float]] = []
+    best: dict[int, int] = {}
+    for item, m in matches:
+        if item.group < 0:
+            out.append((item, m))
+        elif item.group not in best:
+            best[item.group] = len(out)
+            out.append((item, m))
+        elif m > out[best[item.group]][1]:
+            out[best[item.group]] = (item, m)
+    return out
+
+
 def agreement(tip: TipItems, view: ScriptView) -> Features:
     """How the script's executable text agrees with the tip, with the evidence item by item."""
     prescribed = [(item, _match(item, view)) for item in tip.prescribed]
-    warned = [(item, _match(item, view, warned=True)) for item in tip.warned]
+    # A warned command is done only when all of it is ("chmod -R", not any chmod).
+    warned = [(item, m if m == 1.0 or item.kind not in {"command", "setting"} else 0.0)
+              for item in tip.warned for m in [_match(item, view, warned=True)]]
     specific = [(i, m) for i, m in prescribed if i.kind in {"command", "path", "setting"}]
+    # Alternatives count once, by the best of them (the evidence keeps every one).
+    every = prescribed
+    prescribed = _best_of_groups(prescribed)
+    specific = _best_of_groups(specific)
     warned_specific = [(i, m) for i, m in warned if i.kind in {"command", "path", "setting"}]
+    value_checks = _values(tip, view)
+    order_checks = _order(tip, view)
     values = {
         "prescribed_share": sum(m for _, m in prescribed) / len(prescribed) if prescribed else 0.0,
         "prescribed_specific": sum(m for _, m in specific) / len(specific) if specific else 0.0,
@@ -508,10 +1001,17 @@ def agreement(tip: TipItems, view: ScriptView) -> Features:
         "warned_share": sum(m for _, m in warned) / len(warned) if warned else 0.0,
         "warned_any": max((m for _, m in warned_specific), default=0.0),
         "no_items": 0.0 if prescribed or warned else 1.0,
+        "value_conflict": 1.0 if any(m == 0.0 for _, m in value_checks) else 0.0,
+        "order_broken": 1.0 if any(m == 0.0 for _, m in order_checks) else 0.0,
+        "prose_overlap": _prose_overlap(tip, view) if not specific else 0.0,
     }
+    # Values and order are evidence too, beside the items: ("value", "ClientAliveCountMax 1
+    # (script: 0)", 0.0) and ("order", "sshd -t before restart or reload", 1.0).
     evidence = {
         "signal_version": SIGNAL_VERSION,
-        "prescribed": [{**asdict(i), "matched": m} for i, m in prescribed],
+        "prescribed": [{**asdict(i), "matched": m} for i, m in every]
+        + [{"kind": "value", "text": t, "matched": m} for t, m in value_checks]
+        + [{"kind": "order", "text": t, "matched": m} for t, m in order_checks],
         "warned": [{**asdict(i), "matched": m} for i, m in warned],
     }
     return Features(values, evidence)

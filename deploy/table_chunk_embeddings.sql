@@ -17,7 +17,6 @@ CREATE TABLE ctxgraph.chunk_embeddings (
     chunk_sha256 text NOT NULL CHECK (chunk_sha256 ~ '^[0-9a-f]{64}$'),
     model        text NOT NULL CHECK (btrim(model) <> ''),
     embedding    vector(384) NOT NULL,
-    pieces       integer NOT NULL CHECK (pieces >= 0),
     created_at   timestamptz NOT NULL DEFAULT now(),
     PRIMARY KEY (model, chunk_sha256)
 );
@@ -27,7 +26,6 @@ COMMENT ON TABLE ctxgraph.chunk_embeddings IS
 COMMENT ON COLUMN ctxgraph.chunk_embeddings.chunk_sha256 IS 'sha256 of the chunk''s text (UTF-8), a substring of a fix script.';
 COMMENT ON COLUMN ctxgraph.chunk_embeddings.model IS 'Provenance id of the model that encoded it: name@digest of the model files, and the runtime (torch, onnx-fp32, ...).';
 COMMENT ON COLUMN ctxgraph.chunk_embeddings.embedding IS 'The chunk''s L2-normalised vector.';
-COMMENT ON COLUMN ctxgraph.chunk_embeddings.pieces IS 'Word pieces of the chunk (without the model''s special tokens).';
 COMMENT ON COLUMN ctxgraph.chunk_embeddings.created_at IS 'When the vector was computed.';
 
 DO $$ BEGIN

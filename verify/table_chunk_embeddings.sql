@@ -1,6 +1,6 @@
 -- Verify ctxgraph:table_chunk_embeddings on pg
 
-SELECT chunk_sha256, model, embedding, pieces, created_at FROM ctxgraph.chunk_embeddings WHERE FALSE;
+SELECT chunk_sha256, model, embedding, created_at FROM ctxgraph.chunk_embeddings WHERE FALSE;
 SELECT 1 / COUNT(*) FROM pg_catalog.pg_attribute
  WHERE attrelid = 'ctxgraph.chunk_embeddings'::regclass AND attname = 'embedding'
    AND pg_catalog.format_type(atttypid, atttypmod) = 'vector(384)';
@@ -22,23 +22,23 @@ DECLARE
     chunk constant text := repeat('ab', 32);
     vec   constant vector := array_fill(0.05::real, ARRAY[384])::vector;
 BEGIN
-    INSERT INTO ctxgraph.chunk_embeddings (chunk_sha256, model, embedding, pieces) VALUES (chunk, 'verify@1 torch', vec, 10);
-    INSERT INTO ctxgraph.chunk_embeddings (chunk_sha256, model, embedding, pieces) VALUES (chunk, 'verify@2 torch', vec, 10);
+    INSERT INTO ctxgraph.chunk_embeddings (chunk_sha256, model, embedding) VALUES (chunk, 'verify@1 torch', vec);
+    INSERT INTO ctxgraph.chunk_embeddings (chunk_sha256, model, embedding) VALUES (chunk, 'verify@2 torch', vec);
     IF (SELECT count(*) FROM ctxgraph.chunk_embeddings WHERE chunk_sha256 = chunk) <> 2 THEN
         RAISE EXCEPTION 'verify: a chunk does not get one row per model';
     END IF;
     BEGIN
-        INSERT INTO ctxgraph.chunk_embeddings (chunk_sha256, model, embedding, pieces) VALUES (chunk, 'verify@1 torch', vec, 10);
+        INSERT INTO ctxgraph.chunk_embeddings (chunk_sha256, model, embedding) VALUES (chunk, 'verify@1 torch', vec);
         RAISE EXCEPTION 'verify: the same (model, chunk) was stored twice';
     EXCEPTION WHEN unique_violation THEN NULL;
     END;
     BEGIN
-        INSERT INTO ctxgraph.chunk_embeddings (chunk_sha256, model, embedding, pieces) VALUES ('not-a-hash', 'verify@1 torch', vec, 1);
+        INSERT INTO ctxgraph.chunk_embeddings (chunk_sha256, model, embedding) VALUES ('not-a-hash', 'verify@1 torch', vec);
         RAISE EXCEPTION 'verify: a malformed chunk hash was accepted';
     EXCEPTION WHEN check_violation THEN NULL;
     END;
     BEGIN
-        INSERT INTO ctxgraph.chunk_embeddings (chunk_sha256, model, embedding, pieces) VALUES (repeat('cd', 32), 'verify@1 torch', '[1,2,3]', 1);
+        INSERT INTO ctxgraph.chunk_embeddings (chunk_sha256, model, embedding) VALUES (repeat('cd', 32), 'verify@1 torch', '[1,2,3]');
         RAISE EXCEPTION 'verify: a vector of the wrong dimension was accepted';
     EXCEPTION WHEN data_exception THEN NULL;
     END;

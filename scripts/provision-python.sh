@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Creates .venv and installs the pinned dependencies (requirements.txt, then requirements-test.txt
-# when called with --test) and the ctxgraph package itself. Safe to run again.
+# when called with --test) and the ctxgraph package itself, then exports the packaged embedding
+# model to ONNX inside the venv (.venv/share/ctxgraph/onnx), offline. Safe to run again: an export
+# already there is kept.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
@@ -21,3 +23,8 @@ if [ "${1:-}" = "--test" ] && [ -f requirements-test.txt ]; then
   pip install -r requirements-test.txt || die "pip install -r requirements-test.txt failed"
 fi
 pip install --no-deps --no-build-isolation -e . || die "could not install the ctxgraph package"
+# The embedding leg runs on ONNX Runtime when this export exists and falls back to torch when it
+# does not, so a failed export costs speed, not the leg: say so and go on.
+if ! HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 .venv/bin/python -m ctxgraph.embed export-onnx >/dev/null 2>.venv/onnx-export.log; then
+  printf 'provision: warning: ONNX export of the embedding model failed (see .venv/onnx-export.log); the embedding leg will run on torch\n' >&2
+fi

@@ -72,7 +72,8 @@ df -h --output=avail,target / /var /var/log /var/log/audit 2>/dev/null || true
 
 @pytest.fixture(scope="module")
 def embedder() -> Embedder:
-    return Embedder(batch_size=16)
+    # torch: the reference every other runtime is compared with (tests/test_embed_runtime.py).
+    return Embedder(batch_size=16, runtime="torch")
 
 
 def _long_script(tail: str) -> str:
@@ -261,7 +262,7 @@ def test_script_chunk_vectors_dedupes_scripts(embedder: Embedder, monkeypatch: p
         calls.append(text)
         return real(text)
 
-    monkeypatch.setattr(embedder, "chunk_spans", spy)
+    monkeypatch.setattr(embedder, "chunk_spans", spy)  # every script's chunking goes through it once
     long_script = _long_script("echo done\n")
     out = embedder.script_chunk_vectors(["echo a", long_script, "echo a"])
     assert calls == ["echo a", long_script]

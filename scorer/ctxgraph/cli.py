@@ -16,6 +16,8 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ctxgraph.embed import DEFAULT_MAX_CHUNKS
+
 EXIT_OK = 0
 EXIT_USAGE = 2
 EXIT_DATABASE = 3
@@ -67,6 +69,9 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--batch-size", type=_positive_int, default=256, help="retrievals per committed batch")
     score.add_argument("--no-judge", action="store_true", help="skip the LLM judge leg")
     score.add_argument("--no-embed", action="store_true", help="skip the embedding leg")
+    score.add_argument("--max-chunks", type=_positive_int, default=DEFAULT_MAX_CHUNKS,
+                       help=f"embedding leg: chunks per script at most (default {DEFAULT_MAX_CHUNKS}); a longer "
+                            "script is scored on this many chunks spread evenly over it")
     score.add_argument("--no-signal", action="store_true", help="skip the lexical follow signal (follow_probability)")
     score.add_argument("--judge-policy", choices=("all", "uncertain"), default="all",
                        help="ask the judge for every retrieval (all, the default) or only where the calibrated "
@@ -183,6 +188,7 @@ def _score(args: argparse.Namespace) -> int:
         use_signal=not args.no_signal,
         judge_policy=args.judge_policy,
         batch_size=args.batch_size,
+        max_chunks=args.max_chunks,
     )
     conn = _connect()
 

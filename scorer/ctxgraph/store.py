@@ -410,6 +410,52 @@ class Store:
         )
         return cur.rowcount
 
+    def unscored_rows(self, skill: str, run_id: str) -> list[ClaimedRow]:
+        """Return the run's unscored retrievals as claim_batch would, without locking any.
+
+        The embedding leg reads this once to gather the whole run's scripts before the first claim;
+        rows scored meanwhile by another pass cost only a chunk encoded early (and cached).
+        """
+        rows = self.conn.execute(
+            """
+            SELECT r.id, r.run_id, r.rule_id, r.attempt_id, a.attempt_number, r.retrieved_at, r.tip_id, t.body
+              FROM ctxgraph.tip_retrievals AS r
+              JOIN ctxgraph.tips AS t ON t.skill = r.skill AND t.id = r.tip_id
+              LEFT JOIN ctxgraph.attempts AS a ON a.skill = r.skill AND a.id = r.attempt_id
+             WHERE r.skill = %s AND r.run_id = %s AND r.tip_followed_computed_at IS NULL
+             ORDER BY r.id
+            """,
+            (skill, run_id),
+        ).fetchall()
+        return [ClaimedRow(*row) for row in rows]
+
+    def chunk_vectors(self, model: str, digests: Iterable[str]) -> dict[str, np.ndarray]:
+        """Return the cached vectors of these chunk hashes for this model id (absent when not cached)."""
+        wanted = sorted(set(digests))
+        if not wanted:
+            return {}
+        rows = self.conn.execute(
+            "SELECT chunk_sha256, embedding FROM ctxgraph.chunk_embeddings"
+            " WHERE model = %s AND chunk_sha256 = ANY (%s::text[])",
+            (model, wanted),
+        ).fetchall()
+        return {str(digest): np.asarray(vec, dtype=np.float32) for digest, vec in rows}
+
+    def save_chunk_vectors(self, model: str, vectors: Mapping[str, np.ndarray]) -> int:
+        """Cache chunk vectors by (model, chunk hash) in one statement; a key already cached is left as is."""
+        if not vectors:
+            return 0
+        digests = list(vectors)
+        cur = self.conn.execute(
+            """
+            INSERT INTO ctxgraph.chunk_embeddings (model, chunk_sha256, embedding)
+            SELECT %s, v.digest, v.embedding::vector FROM unnest(%s::text[], %s::text[]) AS v (digest, embedding)
+            ON CONFLICT (model, chunk_sha256) DO NOTHING
+            """,
+            (model, digests, [_vector_literal(vectors[d]) for d in digests]),
+        )
+        return cur.rowcount
+
     def cached_verdicts(self, keys: Iterable[VerdictKey]) -> dict[VerdictKey, CachedVerdict]:
         """Return the cached judge answers for these keys."""
         wanted = list(set(keys))

@@ -7,7 +7,7 @@
 -- against the catalog; then real attempts with SET LOCAL ROLE. Needs pgTAP, the fixtures of
 -- tests/fixtures/factories.sql, and a superuser (or CREATEROLE) session.
 BEGIN;
-SELECT plan(701);
+SELECT plan(707);
 
 CREATE ROLE ctxgraph_roles_probe NOLOGIN;
 -- ---------------------------------------------------------------------------------------------
@@ -83,6 +83,7 @@ SELECT set_eq(
                  ('table', 'ctxgraph.tip_evictions'),
                  ('table', 'ctxgraph.follow_verdicts'),
                  ('table', 'ctxgraph.retrieval_scores'),
+                 ('table', 'ctxgraph.chunk_embeddings'),
                  ('table', 'ctxgraph.follow_calibrations'),
                  ('sequence', 'ctxgraph.attempts_id_seq'),
                  ('sequence', 'ctxgraph.tips_id_seq'),
@@ -197,7 +198,7 @@ SELECT schema_privs_are('cve', 'ctxgraph_roles_probe', '{}'::name[],
                         'PUBLIC (a role with no grants) has no privileges on schema cve');
 
 -- ---------------------------------------------------------------------------------------------
--- Relations (380): table-level privileges of each role, both ways
+-- Relations (385): table-level privileges of each role, both ways
 -- (SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER; USAGE, SELECT, UPDATE on
 -- sequences).
 -- ---------------------------------------------------------------------------------------------
@@ -601,6 +602,16 @@ SELECT table_privs_are('ctxgraph', 'retrieval_scores', 'ctxgraph_analyst', ARRAY
                        'ctxgraph_analyst has exactly {SELECT} on table ctxgraph.retrieval_scores');
 SELECT table_privs_are('ctxgraph', 'retrieval_scores', 'ctxgraph_roles_probe', '{}'::name[],
                        'PUBLIC (a role with no grants) has no privileges on table ctxgraph.retrieval_scores');
+SELECT table_privs_are('ctxgraph', 'chunk_embeddings', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on table ctxgraph.chunk_embeddings');
+SELECT table_privs_are('ctxgraph', 'chunk_embeddings', 'ctxgraph_scorer', ARRAY['INSERT', 'SELECT']::name[],
+                       'ctxgraph_scorer has exactly {INSERT, SELECT} on table ctxgraph.chunk_embeddings');
+SELECT table_privs_are('ctxgraph', 'chunk_embeddings', 'ctxgraph_ranker', '{}'::name[],
+                       'ctxgraph_ranker has no privileges on table ctxgraph.chunk_embeddings');
+SELECT table_privs_are('ctxgraph', 'chunk_embeddings', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on table ctxgraph.chunk_embeddings');
+SELECT table_privs_are('ctxgraph', 'chunk_embeddings', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on table ctxgraph.chunk_embeddings');
 SELECT table_privs_are('ctxgraph', 'follow_calibrations', 'ctxgraph_writer', '{}'::name[],
                        'ctxgraph_writer has no privileges on table ctxgraph.follow_calibrations');
 SELECT table_privs_are('ctxgraph', 'follow_calibrations', 'ctxgraph_scorer', ARRAY['SELECT']::name[],
@@ -963,7 +974,7 @@ SELECT table_privs_are('cve', 'scoring_null_reasons', 'ctxgraph_roles_probe', '{
                        'PUBLIC (a role with no grants) has no privileges on view cve.scoring_null_reasons');
 
 -- ---------------------------------------------------------------------------------------------
--- Column privileges (71): per table and view, every column privilege a role holds
+-- Column privileges (72): per table and view, every column privilege a role holds
 -- beyond its table-level privileges (what a column GRANT adds), all roles at once, both ways.
 -- ---------------------------------------------------------------------------------------------
 SELECT is(ARRAY(SELECT s.v FROM (
@@ -1486,6 +1497,19 @@ SELECT is(ARRAY(SELECT s.v FROM (
                   ORDER BY s.v COLLATE "C"),
           '{}'::text[],
           'column grants on ctxgraph.retrieval_scores: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('ctxgraph.chunk_embeddings')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on ctxgraph.chunk_embeddings: none');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)
@@ -2737,6 +2761,7 @@ BEGIN
                                'ctxgraph.failure_modes',
                                'ctxgraph.follow_verdicts',
                                'ctxgraph.retrieval_scores',
+                               'ctxgraph.chunk_embeddings',
                                'ctxgraph.follow_calibrations'] LOOP
         BEGIN
             EXECUTE format('SELECT 1 FROM %s LIMIT 1', rel);
@@ -2749,7 +2774,7 @@ BEGIN
     END IF;
 END
 $do$$sql$,
-                'ctxgraph_scorer: reads each of the 18 tables and views the matrix grants it SELECT on');
+                'ctxgraph_scorer: reads each of the 19 tables and views the matrix grants it SELECT on');
 SELECT lives_ok(format($$UPDATE stig.tip_retrievals SET tip_followed_llm = true, tip_followed_emb = 0.7, tip_followed_computed_at = '2026-11-30 00:00:00+00' WHERE attempt_id = %2$s$$, :roles_tip, :roles_attempt),
                 'ctxgraph_scorer: UPDATE of the three DEF-27 columns works');
 SELECT lives_ok($$INSERT INTO ctxgraph.follow_verdicts (tip_sha256, script_sha256, model, prompt_sha256, followed) VALUES (repeat('a', 64), repeat('b', 64), 'roles-test', repeat('c', 64), true)$$,
@@ -2808,6 +2833,7 @@ BEGIN
                                'ctxgraph.tip_evictions',
                                'ctxgraph.follow_verdicts',
                                'ctxgraph.retrieval_scores',
+                               'ctxgraph.chunk_embeddings',
                                'ctxgraph.follow_calibrations',
                                'ctxgraph.tip_hit_rates',
                                'stig.tip_hit_rates',
@@ -2850,7 +2876,7 @@ BEGIN
     END IF;
 END
 $do$$sql$,
-                'ctxgraph_analyst: reads each of the 71 tables and views the matrix grants it SELECT on');
+                'ctxgraph_analyst: reads each of the 72 tables and views the matrix grants it SELECT on');
 SELECT lives_ok(format($$SELECT * FROM ctxgraph.follow_label_metrics('stig', ARRAY(SELECT id FROM stig.tip_retrievals WHERE attempt_id = %2$s), ARRAY[true])$$, :roles_tip, :roles_attempt),
                 'ctxgraph_analyst: runs ctxgraph.follow_label_metrics');
 SELECT throws_ok(format($$UPDATE stig.tips SET body = 'rewritten' WHERE id = %1$s$$, :roles_tip, :roles_attempt),

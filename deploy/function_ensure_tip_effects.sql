@@ -46,7 +46,8 @@ AS $$
            jsonb_build_object('effects.ridge_lambda', ctxgraph.param('effects.ridge_lambda'),
                               'effects.bound_z', ctxgraph.param('effects.bound_z'),
                               'effects.max_component_tips', ctxgraph.param('effects.max_component_tips'),
-                              'effects.max_iterations', ctxgraph.param('effects.max_iterations')),
+                              'effects.max_iterations', ctxgraph.param('effects.max_iterations'),
+                              'effects.max_sweeps', ctxgraph.param('effects.max_sweeps')),
            (SELECT max(s.last_retrieved_at) FROM ctxgraph.tip_stats AS s WHERE s.skill = _tip_effects_fingerprint.skill)
 $$;
 

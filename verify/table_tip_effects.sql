@@ -45,3 +45,44 @@ END
 $$;
 SELECT 1 / has_function_privilege('ctxgraph_scorer', 'ctxgraph.refresh_tip_effects(text, timestamptz)', 'EXECUTE')::int;
 SELECT 1 / (NOT has_function_privilege('ctxgraph_ranker', 'ctxgraph.refresh_tip_effects(text, timestamptz)', 'EXECUTE'))::int;
+-- The blockwise fit reaches the exact fit's optimum (rolled back): two rules linked by a tip
+-- retrieved for both, fitted exactly, then again with effects.max_component_tips at 1 so the group
+-- is solved blockwise; every effect agrees within 1e-5 and no std error exceeds the exact one.
+DO $$
+DECLARE
+    t       bigint[];
+    attempt bigint;
+    i       integer;
+    bad     integer;
+BEGIN
+    INSERT INTO stig.tips (rule_id, body) VALUES ('verify-r1', 'verify blockwise 1') RETURNING id INTO attempt; t[1] := attempt;
+    INSERT INTO stig.tips (rule_id, body) VALUES ('verify-r1', 'verify blockwise 2') RETURNING id INTO attempt; t[2] := attempt;
+    INSERT INTO stig.tips (rule_id, body) VALUES ('verify-r2', 'verify blockwise 3') RETURNING id INTO attempt; t[3] := attempt;
+    FOR i IN 1 .. 12 LOOP
+        attempt := ctxgraph.save_attempt('stig', 'verify-run', CASE WHEN i <= 6 THEN 'verify-r1' ELSE 'verify-r2' END, i, NULL,
+                                         '2026-01-01 10:00+00'::timestamptz + i * interval '1 hour');
+        INSERT INTO stig.tip_retrievals (run_id, attempt_id, tip_id, rule_id, rank, tip_followed_llm, retrieved_at)
+        SELECT 'verify-run', attempt, x.tip, CASE WHEN i <= 6 THEN 'verify-r1' ELSE 'verify-r2' END, x.ord, x.followed,
+               '2026-01-01 10:00+00'::timestamptz + i * interval '1 hour'
+          FROM (VALUES (t[1], 1, i % 2 = 0), (t[2], 2, i % 3 = 0), (t[3], 3, i % 4 < 2)) AS x (tip, ord, followed)
+         WHERE i <= 6 OR x.tip <> t[2];
+        PERFORM ctxgraph.record_outcome('stig', attempt, i % 2 <> 0 OR i % 3 = 0, CASE WHEN NOT (i % 2 <> 0 OR i % 3 = 0) THEN 'clean_failure' END);
+    END LOOP;
+    PERFORM ctxgraph.refresh_tip_effects('stig', '2026-01-02');
+    CREATE TEMP TABLE verify_exact ON COMMIT DROP AS SELECT tip_id, effect, std_error, method FROM ctxgraph.tip_effects WHERE tip_id = ANY (t);
+    UPDATE ctxgraph.parameters SET value = 1 WHERE name = 'effects.max_component_tips';
+    PERFORM ctxgraph.refresh_tip_effects('stig', '2026-01-02');
+    SELECT count(*) INTO bad
+      FROM verify_exact AS x JOIN ctxgraph.tip_effects AS e ON e.tip_id = x.tip_id
+     WHERE x.method <> 'exact' OR e.method <> 'blockwise' OR abs(e.effect - x.effect) > 1e-5 OR e.std_error > x.std_error + 1e-9;
+    IF bad <> 0 OR (SELECT count(*) FROM verify_exact) <> 3 THEN
+        RAISE EXCEPTION 'verify: the blockwise fit differs from the exact one in % of 3 tips', bad;
+    END IF;
+    RAISE EXCEPTION USING ERRCODE = 'P0004', MESSAGE = 'rollback';
+EXCEPTION WHEN assert_failure THEN NULL;
+END
+$$;
+SELECT 1 / (count(*) = 1)::int FROM ctxgraph.parameters WHERE name = 'effects.max_sweeps';
+-- _ridge_step on the same 2 x 2 system: x = [1, 1].
+SELECT 1 / (abs(x[1] - 1) < 1e-12 AND abs(x[2] - 1) < 1e-12)::int
+  FROM ctxgraph._ridge_step(ARRAY[2, 1, 1, 2]::float8[], ARRAY[3, 3]::float8[], 2) AS x;

@@ -30,6 +30,13 @@ def _positive_int(text: str) -> int:
     return value
 
 
+def _reasons(text: str) -> tuple[str, ...]:
+    reasons = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    if not reasons:
+        raise argparse.ArgumentTypeError("name at least one status, e.g. no_script or no_script,unparseable")
+    return reasons
+
+
 def _positive_float(text: str) -> float:
     value = float(text)
     if not value > 0:
@@ -76,6 +83,10 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--judge-policy", choices=("all", "uncertain"), default="all",
                        help="ask the judge for every retrieval (all, the default) or only where the calibrated "
                             "follow probability lies inside the calibration's cascade band (uncertain)")
+    score.add_argument("--rescore", type=_reasons, default=(), metavar="REASON[,REASON]",
+                       help="also score again the run's stamped rows whose judge or embedding status is one of "
+                            "these (the statuses in ctxgraph.scoring_statuses, e.g. no_script,unparseable); "
+                            "a row is rewritten only when its new result is final")
     score.add_argument("--quiet", action="store_true", help="no progress lines")
 
     load = sub.add_parser(
@@ -189,6 +200,7 @@ def _score(args: argparse.Namespace) -> int:
         judge_policy=args.judge_policy,
         batch_size=args.batch_size,
         max_chunks=args.max_chunks,
+        rescore=args.rescore,
     )
     conn = _connect()
 
@@ -197,11 +209,20 @@ def _score(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr, flush=True)
 
     try:
-        with conn:
-            summary = scoring_pass.run_pass(conn, config, progress)
+        summary = scoring_pass.run_pass(conn, config, progress)
     except OSError as exc:
         print(f"ctxgraph score: cannot read the run log: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except scoring_pass.PassRefused as exc:
+        print(f"ctxgraph score: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        # A connection the server dropped (a restart mid-pass) is closed without a word: the error
+        # that ended the pass is the one reported (exit 3).
+        try:
+            conn.close()
+        except Exception:  # noqa: BLE001 - closing a dead connection must not mask the real error
+            pass
     print(summary.render())
     return EXIT_OK
 

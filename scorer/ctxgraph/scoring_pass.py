@@ -717,6 +717,7 @@ def _ask_judge(store: Store, judge: _JudgeLeg, to_ask: list[VerdictKey], texts: 
     assert client is not None
     fresh: dict[VerdictKey, CachedVerdict] = {}
     transient: dict[VerdictKey, str] = {}
+    failed: list[psycopg.Error] = []
     if not to_ask:
         return fresh, transient
 
@@ -732,7 +733,13 @@ def _ask_judge(store: Store, judge: _JudgeLeg, to_ask: list[VerdictKey], texts: 
             error = outcome.error or judge_leg.ERR_UNPARSEABLE
             answer = CachedVerdict(None, None, _HTTP_REFUSED if error == judge_leg.ERR_HTTP else error,
                                    outcome.response_format)
-        store.save_verdicts({key: answer})
+        try:
+            store.save_verdicts({key: answer})
+        except psycopg.Error as exc:
+            # The database went away (a restart, say): ask nothing more, let the requests in flight
+            # end, then raise it from outside the event loop, so the pass ends with this error alone.
+            failed.append(exc)
+            return
         fresh[key] = answer
 
     async def ask_all() -> None:
@@ -740,12 +747,15 @@ def _ask_judge(store: Store, judge: _JudgeLeg, to_ask: list[VerdictKey], texts: 
 
         async def one(key: VerdictKey) -> None:
             async with semaphore:
+                if failed:
+                    return
                 if judge.config_error is not None:
                     transient[key] = judge_leg.ERR_CONFIG
                     return
                 outcome = await client.judge(*texts[key])
                 summary.judge_calls += 1
-            record(key, outcome)
+            if not failed:
+                record(key, outcome)
 
         async with client:
             await asyncio.gather(*(one(key) for key in to_ask))
@@ -754,4 +764,6 @@ def _ask_judge(store: Store, judge: _JudgeLeg, to_ask: list[VerdictKey], texts: 
         transient.update((key, judge_leg.ERR_CONFIG) for key in to_ask)
     else:
         asyncio.run(ask_all())
+    if failed:
+        raise failed[0]
     return fresh, transient

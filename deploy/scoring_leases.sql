@@ -431,7 +431,7 @@ BEGIN
                             'ctxgraph.claim_scoring_batch(text, text, uuid, integer, bigint[], text[]), '
                             'ctxgraph.write_scoring_results(text, uuid, jsonb)', '{scorer}');
     PERFORM ctxgraph._grant('SELECT ON ctxgraph.scoring_statuses', '{scorer,analyst}');
-    PERFORM ctxgraph._grant('SELECT ON ctxgraph.scoring_leases', '{analyst}');
+    PERFORM ctxgraph._grant('SELECT ON ctxgraph.scoring_leases', '{scorer,analyst}');
 END
 $$;
 

@@ -17,7 +17,8 @@ SELECT 1 / (has_function_privilege('ctxgraph_scorer', 'ctxgraph.claim_scoring_ba
             AND has_function_privilege('ctxgraph_scorer', 'ctxgraph.write_scoring_results(text, uuid, jsonb)', 'EXECUTE')
             AND NOT has_function_privilege('ctxgraph_writer', 'ctxgraph.write_scoring_results(text, uuid, jsonb)', 'EXECUTE')
             AND NOT has_function_privilege('ctxgraph_ranker', 'ctxgraph.claim_scoring_batch(text, text, uuid, integer, bigint[], text[])', 'EXECUTE')
-            AND NOT has_table_privilege('ctxgraph_scorer', 'ctxgraph.scoring_leases', 'INSERT, UPDATE, DELETE'))::int;
+            AND NOT has_table_privilege('ctxgraph_scorer', 'ctxgraph.scoring_leases', 'INSERT, UPDATE, DELETE')
+            AND NOT has_table_privilege('ctxgraph_writer', 'ctxgraph.scoring_leases', 'SELECT'))::int;
 
 -- Behaviour, rolled back: a claim leases each row once and locks none; a write-back stamps only a
 -- final result, leaves a missing script unscored, and writes nothing for a row another pass holds.

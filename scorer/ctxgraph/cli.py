@@ -2,8 +2,9 @@
 ``simulate``.
 
 Exit status: 0 when the command completed (a pass with per-row NULLs has completed), 2 for usage
-errors (bad arguments, unreadable run log, unknown skill, a run log the write path refuses), 3 when the
-database cannot be reached or fails during the command. Every error ends with one line on stderr,
+errors (bad arguments, unreadable run log, unknown skill, a run log the write path refuses; for
+``score`` an unknown run or rescore reason and a log of another run), 3 when the database cannot be
+reached or fails during the command (a server restart mid-pass included). Every error ends with one line on stderr,
 ``ctxgraph <command>: <what went wrong>``, never a traceback; an unknown skill reads the same for
 every command.
 """
@@ -73,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     score.add_argument("--concurrency", type=_positive_int, default=8, help="judge requests in flight (default 8)")
     score.add_argument("--judge-timeout", type=_positive_float, default=60.0, help="seconds per judge request")
-    score.add_argument("--batch-size", type=_positive_int, default=256, help="retrievals per committed batch")
+    score.add_argument("--batch-size", type=_positive_int, default=256,
+                       help="retrievals leased per claim (written back in groups of 64)")
     score.add_argument("--no-judge", action="store_true", help="skip the LLM judge leg")
     score.add_argument("--no-embed", action="store_true", help="skip the embedding leg")
     score.add_argument("--max-chunks", type=_positive_int, default=DEFAULT_MAX_CHUNKS,
@@ -372,7 +374,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return COMMANDS[command](args)
     except KeyboardInterrupt:
-        print("ctxgraph: interrupted; committed batches are kept, the rest is scored next time", file=sys.stderr)
+        print("ctxgraph: interrupted; written rows and answered verdicts are kept, the rest is scored next time",
+              file=sys.stderr)
         return 130
     except store.UnknownSkill as exc:
         return fail(str(exc), EXIT_USAGE)

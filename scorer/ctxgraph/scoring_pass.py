@@ -579,7 +579,6 @@ def _write_back(store: Store, config: PassConfig, pass_id: str, scores: list[Row
                     summary.rescored += stamped_before.get(score.retrieval_id, False)
                 elif outcome == "kept":
                     summary.kept += 1
-                    summary.retry_reasons[reason or "kept"] += 1
                 elif outcome == "left_unscored":
                     summary.retry_reasons[reason or "left_unscored"] += 1
                 else:  # already_scored / not_leased: another pass took the row over after this lease expired

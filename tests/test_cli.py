@@ -28,7 +28,9 @@ def test_score_prints_a_summary_and_says_the_judge_was_skipped(seed):
     result = run_cli("score", "--skill", "stig", "--run", run.run_id, "--log", str(run.log_path),
                      env={"CTXGRAPH_JUDGE_URL": ""})
     assert result.returncode == 0, result.stderr
-    assert "scored now: 1" in result.stdout
+    # No judge is a configuration to fix, not an answer: the row keeps its cosine and waits for a judge.
+    assert "scored now: 0; left for the next pass: 1" in result.stdout
+    assert "left for the next pass by reason: judge_not_configured 1" in result.stdout
     assert "judge leg skipped: no judge server" in result.stdout
     assert "1 cosines written" in result.stdout
     assert "processed" in result.stderr  # progress lines

@@ -61,6 +61,8 @@ def test_a_database_failure_mid_command_exits_3_with_one_line(command: str, conn
     """The command blocks on a lock we hold on the retrieval log; then its backend is terminated."""
     skill = f"err_{uuid.uuid4().hex[:6]}"
     conn.execute("SELECT ctxgraph.add_skill(%s, 'graded')", (skill,))
+    # score refuses an unknown run before it reads the log: the run exists, its retrievals are locked.
+    conn.execute("INSERT INTO ctxgraph.runs (skill, id, started_at) VALUES (%s, 'run-none', now())", (skill,))
     conn.commit()
     app = f"ctxgraph-test-{uuid.uuid4().hex[:8]}"
     conn.execute("LOCK TABLE ctxgraph.tip_retrievals IN ACCESS EXCLUSIVE MODE")  # held until our rollback

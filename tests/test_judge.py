@@ -535,6 +535,17 @@ def test_unreachable_server_is_a_transient_connection_error() -> None:
 
 
 @pytest.mark.parametrize("status", [401, 403, 404])
+def test_auth_route_and_model_errors_are_configuration_errors_retried_next_pass(stub: StubServer, status: int) -> None:
+    # Wrong credentials, route or model: not an answer to the question, so never permanent; not
+    # retried within the request either (the same configuration fails the same way).
+    stub.push(http_error(status, "nope"), verdict(True))
+    outcome = judge_once(make_client(stub))
+    assert (outcome.error, outcome.transient, outcome.attempts) == ("judge_config", True, 1)
+    assert outcome.detail is not None and f"HTTP {status}" in outcome.detail
+    assert stub.pending == 1
+
+
+@pytest.mark.parametrize("status", [410, 413])
 def test_other_4xx_is_permanent_without_retry(stub: StubServer, status: int) -> None:
     stub.push(http_error(status, "nope"), verdict(True))
     outcome = judge_once(make_client(stub))
@@ -587,10 +598,10 @@ def test_judge_many_preserves_order_bounds_concurrency_and_reports_progress() ->
 
 
 def test_judge_many_mixes_successes_and_failures_in_order(stub: StubServer) -> None:
-    stub.push(verdict(True), content("prose"), http_error(404))
+    stub.push(verdict(True), content("prose"), http_error(413), http_error(404))
     client = make_client(stub, concurrency=1)
-    outcomes = client.judge_many_sync([(TIP, "a"), (TIP, "b"), (TIP, "c")])
-    assert [o.error for o in outcomes] == [None, "unparseable", "http_error"]
+    outcomes = client.judge_many_sync([(TIP, "a"), (TIP, "b"), (TIP, "c"), (TIP, "d")])
+    assert [o.error for o in outcomes] == [None, "unparseable", "http_error", "judge_config"]
 
 
 def test_judge_many_empty() -> None:

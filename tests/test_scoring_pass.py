@@ -121,13 +121,14 @@ def test_judge_leg_writes_verdicts_caches_them_and_records_provenance(conn, seed
     assert cached.judge_cache_hits == 1 and cached.judge_calls == 0 and cached.llm_written == 1
 
 
-def test_missing_script_is_permanent_and_stamped_with_its_reason(conn, seed):
+def test_missing_script_is_recorded_and_left_for_the_next_pass(conn, seed):
     run = seed([{"rule": "audit_rules", "tips": [unique("Use augenrules --load.")], "script": None}])
     summary = scoring_pass.run_pass(conn, config(run, use_judge=False))
-    assert summary.stamped == 1 and summary.emb_written == 0
-    assert list(columns(conn, run.retrieval_ids).values()) == [(None, None, True)]
+    assert summary.stamped == 0 and summary.emb_written == 0 and summary.left_for_retry == 1
+    assert list(columns(conn, run.retrieval_ids).values()) == [(None, None, False)]
     assert list(statuses(conn, run.retrieval_ids).values()) == [("judge_disabled", "no_script")]
-    assert summary.emb_status == {"no_script": 1}
+    assert summary.emb_status == {"no_script": 1} and summary.retry_reasons == {"no_script": 1}
+    assert "left for the next pass by reason: no_script 1" in summary.render()
 
 
 def test_transient_judge_failures_stay_unscored_and_the_next_pass_finishes(conn, seed):

@@ -2,8 +2,9 @@
 ``simulate``.
 
 Exit status: 0 when the command completed (a pass with per-row NULLs has completed), 2 for usage
-errors (bad arguments, unreadable run log, unknown skill, a run log the write path refuses), 3 when the
-database cannot be reached or fails during the command. Every error ends with one line on stderr,
+errors (bad arguments, unreadable run log, unknown skill, a run log the write path refuses; for
+``score`` an unknown run or rescore reason and a log of another run), 3 when the database cannot be
+reached or fails during the command (a server restart mid-pass included). Every error ends with one line on stderr,
 ``ctxgraph <command>: <what went wrong>``, never a traceback; an unknown skill reads the same for
 every command.
 """
@@ -28,6 +29,13 @@ def _positive_int(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
     return value
+
+
+def _reasons(text: str) -> tuple[str, ...]:
+    reasons = tuple(dict.fromkeys(part.strip() for part in text.split(",") if part.strip()))
+    if not reasons:
+        raise argparse.ArgumentTypeError("name at least one status, e.g. no_script or no_script,unparseable")
+    return reasons
 
 
 def _positive_float(text: str) -> float:
@@ -66,7 +74,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     score.add_argument("--concurrency", type=_positive_int, default=8, help="judge requests in flight (default 8)")
     score.add_argument("--judge-timeout", type=_positive_float, default=60.0, help="seconds per judge request")
-    score.add_argument("--batch-size", type=_positive_int, default=256, help="retrievals per committed batch")
+    score.add_argument("--batch-size", type=_positive_int, default=256,
+                       help="retrievals leased per claim (written back in groups of 64)")
     score.add_argument("--no-judge", action="store_true", help="skip the LLM judge leg")
     score.add_argument("--no-embed", action="store_true", help="skip the embedding leg")
     score.add_argument("--max-chunks", type=_positive_int, default=DEFAULT_MAX_CHUNKS,
@@ -76,6 +85,10 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--judge-policy", choices=("all", "uncertain"), default="all",
                        help="ask the judge for every retrieval (all, the default) or only where the calibrated "
                             "follow probability lies inside the calibration's cascade band (uncertain)")
+    score.add_argument("--rescore", type=_reasons, default=(), metavar="REASON[,REASON]",
+                       help="also score again the run's stamped rows whose judge or embedding status is one of "
+                            "these (the statuses in ctxgraph.scoring_statuses, e.g. no_script,unparseable); "
+                            "a row is rewritten only when its new result is final")
     score.add_argument("--quiet", action="store_true", help="no progress lines")
 
     load = sub.add_parser(
@@ -189,6 +202,7 @@ def _score(args: argparse.Namespace) -> int:
         judge_policy=args.judge_policy,
         batch_size=args.batch_size,
         max_chunks=args.max_chunks,
+        rescore=args.rescore,
     )
     conn = _connect()
 
@@ -197,11 +211,20 @@ def _score(args: argparse.Namespace) -> int:
             print(line, file=sys.stderr, flush=True)
 
     try:
-        with conn:
-            summary = scoring_pass.run_pass(conn, config, progress)
+        summary = scoring_pass.run_pass(conn, config, progress)
     except OSError as exc:
         print(f"ctxgraph score: cannot read the run log: {exc}", file=sys.stderr)
         return EXIT_USAGE
+    except scoring_pass.PassRefused as exc:
+        print(f"ctxgraph score: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    finally:
+        # A connection the server dropped (a restart mid-pass) is closed without a word: the error
+        # that ended the pass is the one reported (exit 3).
+        try:
+            conn.close()
+        except Exception:  # noqa: BLE001 - closing a dead connection must not mask the real error
+            pass
     print(summary.render())
     return EXIT_OK
 
@@ -351,7 +374,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return COMMANDS[command](args)
     except KeyboardInterrupt:
-        print("ctxgraph: interrupted; committed batches are kept, the rest is scored next time", file=sys.stderr)
+        print("ctxgraph: interrupted; written rows and answered verdicts are kept, the rest is scored next time",
+              file=sys.stderr)
         return 130
     except store.UnknownSkill as exc:
         return fail(str(exc), EXIT_USAGE)

@@ -83,6 +83,10 @@ ERR_CONNECTION: Final = "connection"
 ERR_RATE_LIMITED: Final = "rate_limited"
 ERR_UNPARSEABLE: Final = "unparseable"
 ERR_EMPTY: Final = "empty_response"
+# 401, 403, 404: the credentials, the route or the model name are wrong. Not the question's fault,
+# so never cached, and not worth retrying within the pass: the next pass, once fixed, asks again.
+ERR_CONFIG: Final = "judge_config"
+CONFIG_STATUSES: Final = frozenset({401, 403, 404})
 
 _SKILL_RE = re.compile(r"[a-z][a-z0-9_]*\Z")
 _PLACEHOLDER_RE = re.compile(r"\{\{(tip|script)\}\}")
@@ -273,8 +277,9 @@ class JudgeOutcome:
     """The result of judging one (tip, script) pair: a verdict, or a reason code and whether to retry.
 
     ``error`` is None exactly when ``verdict`` is set. ``transient`` errors (HTTP, timeout, connection,
-    rate limit) are worth retrying in a later pass; permanent ones (``unparseable``,
-    ``empty_response``, a 4xx rejection) would repeat with the same model and prompt at temperature 0.
+    rate limit, and ``judge_config``: HTTP 401, 403 or 404, a misconfigured judge) are worth retrying in
+    a later pass; permanent ones (``unparseable``, ``empty_response``, any other 4xx rejection) would
+    repeat with the same model and prompt at temperature 0.
     ``attempts`` counts HTTP requests made, ``raw`` is the model's reply text when there was one,
     ``detail`` is a human-readable explanation and ``response_format`` the mode of the last request.
     """
@@ -525,6 +530,8 @@ class JudgeClient:
                         raise _Transient(
                             code, attempt, f"{detail} (Retry-After {retry_after:.0f}s is too long to wait)"
                         )
+                elif status in CONFIG_STATUSES:
+                    raise _Transient(ERR_CONFIG, attempt, f"HTTP {status}: {_clip(response.text)}")
                 else:
                     raise _Permanent(attempt, f"HTTP {status}: {_clip(response.text)}")
             if attempt > self.max_retries:

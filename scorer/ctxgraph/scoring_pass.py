@@ -17,19 +17,30 @@ results back in batches:
   asked only where that probability falls inside the calibration's cascade band; rows decided
   without it say so (``llm_status = 'decided_by_signal'``).
 
-Failure semantics (ADR-0019, DESIGN.md): a row whose leg failed *transiently* (HTTP error, timeout,
-judge unreachable, model missing) keeps ``tip_followed_computed_at`` NULL, so the next pass retries
-it; a *permanent* failure (no script in the log, an unparseable verdict) is recorded with its
-reason in ``ctxgraph.retrieval_scores`` and the row is stamped. A leg that is off for the whole
-run (no prompt for the skill, no judge configured, ``--no-judge``) leaves its column NULL, says
-so, and the pass still completes.
+Failure semantics (ADR-0019, DESIGN.md): a row is stamped (``tip_followed_computed_at`` set, never
+scored again) only when both legs' results are final, that is what the same model, prompt and inputs
+would give again: a verdict, an unparseable answer, a cosine, a leg switched off on purpose. Which
+statuses are final is ``ctxgraph.scoring_statuses``' to say, and ``ctxgraph.write_scoring_results``
+decides. A missing script (no attempt line in the log, a truncated line, no ``fix_script``), a judge
+that is down, times out, or answers 401, 403 or 404, and an empty ``--judge-url`` record their reason
+in ``ctxgraph.retrieval_scores`` and leave the row for the next pass. ``rescore`` names statuses of
+stamped rows to score again (a re-scored row is rewritten only when its new result is final).
 
-Each batch is claimed with ``FOR UPDATE SKIP LOCKED`` and committed on its own: two passes never
-score a row twice, and a pass killed half way loses only its open batch.
+Concurrency: the pass leases rows instead of locking them (deploy/scoring_leases.sql). Each batch is
+claimed in one short statement (``ctxgraph.claim_scoring_batch``); the judge and the embeddings run
+with no transaction open (the connection is in autocommit for the pass); every judge answer is cached
+in its own statement the moment it arrives, so a killed pass loses only the questions in flight; the
+batch is written back in short groups that touch only rows still leased to this pass and skip, for a
+later try, any row a writer holds. Two passes never score a row twice; a writer never waits for the
+pass longer than one short write.
+
+Refusals (:class:`PassRefused`, exit 2 from the CLI, nothing written): an unknown run, an unknown
+rescore reason, and a run log that matches none of the run's retrievals' attempts (another run's log).
 """
 
 from __future__ import annotations
 
+import asyncio
 import hashlib
 import math
 import time
@@ -48,11 +59,19 @@ from ctxgraph.embed import DEFAULT_MAX_CHUNKS, chunk_digest
 from ctxgraph.runlog import AttemptRecord, ScriptIndex, read_run_log
 from ctxgraph.store import CachedVerdict, ClaimedRow, Client, RowScore, Store, VerdictKey
 
-__all__ = ["PassConfig", "PassSummary", "run_pass"]
+__all__ = ["PassConfig", "PassRefused", "PassSummary", "run_pass"]
 
-# Whole-leg states that are worth retrying in the next pass (the row is then left unstamped);
-# every other off state (disabled, no prompt, no judge configured) is final for this pass.
-RETRY_OFF_STATES = {"judge_unreachable", "model_missing"}
+# A write-back group: small enough that a writer queued behind it waits only for a short statement.
+_WRITE_GROUP = 64
+# A cached error that older versions stored for HTTP failures now known to be configuration errors
+# (401, 403, 404): not an answer, so asked again (and the cache row replaced).
+_LEGACY_HTTP_ERROR = judge_leg.ERR_HTTP
+# The status of a cached permanent HTTP refusal (any 4xx but 401, 403, 404; 400/422 in every mode).
+_HTTP_REFUSED = "http_refused"
+
+
+class PassRefused(ValueError):
+    """The pass cannot start as asked (unknown run or reason, a log of another run); nothing was written."""
 
 
 @dataclass
@@ -83,6 +102,10 @@ class PassConfig:
     max_chunks: int = DEFAULT_MAX_CHUNKS
     embed_runtime: str | None = None
     embed_plan: str = "run"
+    # Statuses of stamped rows to score again (ctxgraph.scoring_statuses names them).
+    rescore: tuple[str, ...] = ()
+    # How long a write-back keeps retrying rows a writer holds before leaving them to the next pass.
+    write_retry_seconds: float = 30.0
 
 
 @dataclass
@@ -94,6 +117,10 @@ class PassSummary:
     unscored_before: int = 0
     claimed: int = 0
     stamped: int = 0
+    rescored: int = 0
+    kept: int = 0
+    taken_by_others: int = 0
+    busy_given_up: int = 0
     llm_written: int = 0
     emb_written: int = 0
     llm_status: Counter[str] = field(default_factory=Counter)
@@ -119,17 +146,19 @@ class PassSummary:
     max_chunks: int = DEFAULT_MAX_CHUNKS
     notes: list[str] = field(default_factory=list)
     log_problems: Counter[str] = field(default_factory=Counter)
+    retry_reasons: Counter[str] = field(default_factory=Counter)
 
     @property
     def left_for_retry(self) -> int:
-        return self.claimed - self.stamped
+        return self.claimed - self.stamped - self.kept - self.taken_by_others
 
     def render(self) -> str:
         """The end-of-pass summary, for a terminal."""
         lines = [
             f"ctxgraph score: skill {self.skill}, run {self.run_id}",
-            f"  retrievals unscored before: {self.unscored_before}; scored now: {self.stamped}; "
-            f"left for the next pass: {self.left_for_retry}",
+            f"  retrievals to score: {self.unscored_before}; scored now: {self.stamped}"
+            + (f" ({self.rescored} re-scored, {self.kept} kept as they were)" if self.rescored or self.kept else "")
+            + f"; left for the next pass: {self.left_for_retry}",
             f"  judge leg ({self.judge_model or 'off'}): {self.llm_written} verdicts written, "
             f"{self.judge_calls} questions asked, {self.judge_cache_hits} answered from cache, "
             f"{self.judge_seconds:.1f} s",
@@ -154,6 +183,8 @@ class PassSummary:
         signal_nulls = {k: v for k, v in self.signal_status.items() if k != "computed"}
         if signal_nulls:
             lines.append("  follow_probability NULL by reason: " + _counts(signal_nulls))
+        if self.retry_reasons:
+            lines.append("  left for the next pass by reason: " + _counts(self.retry_reasons))
         if self.log_problems:
             lines.append("  run-log problems (lines skipped or incomplete): " + _counts(self.log_problems))
         if self.effects_fitted is not None:
@@ -186,6 +217,7 @@ class _JudgeLeg:
         self.client: judge_leg.JudgeClient | None = None
         self.off_status: str | None = None
         self.prompt_sha: str | None = None
+        self.config_error: str | None = None
         if not config.use_judge:
             self.off_status = "judge_disabled"
             summary.notes.append(f"judge leg off (--no-judge): follow weights come from {_fallback(config)}")
@@ -201,8 +233,8 @@ class _JudgeLeg:
         if not config.judge_url:
             self.off_status = "judge_not_configured"
             summary.notes.append(
-                "judge leg skipped: no judge server (--judge-url or CTXGRAPH_JUDGE_URL); "
-                f"tip_followed_llm stays NULL and follow weights come from {_fallback(config)}"
+                "judge leg skipped: no judge server (--judge-url or CTXGRAPH_JUDGE_URL); the rows stay "
+                "unscored for a pass with a judge (--no-judge scores them without one)"
             )
             return
         model = config.judge_model
@@ -222,6 +254,8 @@ class _JudgeLeg:
                 return
             model = models[0]
         self.prompt_sha = judge_leg.prompt_hash(prompt)
+        # Set at the first 401/403/404: the rest of the pass asks nothing more, the rows stay unscored.
+        self.config_error: str | None = None
         self.client = judge_leg.JudgeClient(
             config.judge_url, model, prompt, timeout=config.judge_timeout,
             max_retries=config.judge_retries, concurrency=config.concurrency,
@@ -413,29 +447,51 @@ def run_pass(
     config: PassConfig,
     progress: Callable[[str], None] | None = None,
 ) -> PassSummary:
-    """Score every unscored retrieval of one run; each batch commits on its own.
+    """Score every unscored retrieval of one run (and, with ``rescore``, the rows stamped for those reasons).
 
-    Raises store.UnknownSkill for an unknown skill, OSError for an unreadable log and psycopg errors
-    when the database fails; per-row and per-leg failures never raise: they end up as NULLs with a
-    reason in the summary.
+    The connection is put in autocommit for the pass (each statement is its own short transaction;
+    nothing stays open while the judge or the embeddings work) and given back as it was.
+    Raises store.UnknownSkill for an unknown skill, PassRefused for an unknown run or reason or a log
+    of another run, OSError for an unreadable log and psycopg errors when the database fails;
+    per-row and per-leg failures never raise: they end up as NULLs with a reason in the summary.
     """
     started = time.perf_counter()
     summary = PassSummary(config.skill, config.run_id)
     store = Store(conn)
     store.skill_grading(config.skill)
-    summary.unscored_before = store.count_unscored(config.skill, config.run_id)
     conn.commit()
+    autocommit = conn.autocommit
+    conn.autocommit = True
+    try:
+        _run(conn, store, config, summary, progress)
+    finally:
+        if not conn.closed:
+            conn.autocommit = autocommit
+    summary.total_seconds = time.perf_counter() - started
+    return summary
 
-    if summary.unscored_before == 0:
-        summary.notes.append(f"nothing to score: every retrieval of run {config.run_id} is already scored")
-        summary.total_seconds = time.perf_counter() - started
-        return summary
+
+def _run(conn: psycopg.Connection, store: Store, config: PassConfig, summary: PassSummary,
+         progress: Callable[[str], None] | None) -> None:
+    try:
+        candidates = store.scoring_candidates(config.skill, config.run_id, config.rescore)
+    except (psycopg.errors.NoDataFound, psycopg.errors.InvalidParameterValue) as exc:
+        raise PassRefused(_sql_message(exc)) from exc
+    summary.unscored_before = len(candidates)
+    if not candidates:
+        what = "scored" if not config.rescore else f"scored and none is stamped {', '.join(config.rescore)}"
+        summary.notes.append(f"nothing to score: every retrieval of run {config.run_id} is already {what}")
+        return
 
     log = read_run_log(config.log_path, config.run_id)
     summary.log_problems.update(log.problems_by_kind())
     index = ScriptIndex.from_run_log(log)
-    if not log.attempts:
-        summary.notes.append(f"the run log has no attempt lines for run {config.run_id}")
+    if not any(_script_for(row, index) is not None for row in candidates):
+        raise PassRefused(
+            f"the run log {config.log_path} matches none of the attempts of run {config.run_id}'s "
+            f"{len(candidates)} retrievals to score ({len(log.attempts)} attempt lines for the run): "
+            "is it another run's log? nothing was written"
+        )
 
     judge = _JudgeLeg(config, summary)
     embed = _EmbedLeg(config, summary)
@@ -450,40 +506,93 @@ def run_pass(
         # Gather the whole run's scripts before the first claim, so each distinct chunk is encoded
         # once, in length-sorted batches, whatever batch its rows are claimed in.
         began = time.perf_counter()
-        pending = store.unscored_rows(config.skill, config.run_id)
-        conn.commit()
-        embed.prepare(store, config.skill, _attach_scripts(pending, index)[1], commit=conn.commit,
-                      progress=progress)
-        conn.commit()
+        embed.prepare(store, config.skill, _attach_scripts(candidates, index)[1], progress=progress)
         summary.embed_seconds += time.perf_counter() - began
 
-    tried: list[int] = []
-    while True:
-        rows = store.claim_batch(config.skill, config.run_id, config.batch_size, tried)
-        if not rows:
-            conn.rollback()
-            break
-        tried.extend(row.retrieval_id for row in rows)
-        scores = _score_batch(store, config, rows, index, judge, embed, signal, summary)
-        store.write_scores(config.skill, scores)
-        conn.commit()
-        summary.claimed += len(rows)
-        summary.stamped += sum(1 for s in scores if s.stamp)
-        if progress:
-            progress(
-                f"{config.run_id}: {summary.claimed}/{summary.unscored_before} retrievals processed, "
-                f"{summary.stamped} scored ({summary.llm_written} judged, {summary.emb_written} embedded)"
-            )
+    pass_id = store.begin_pass()
+    try:
+        tried: list[int] = []
+        while True:
+            rows = store.claim_batch(config.skill, config.run_id, pass_id, config.batch_size, tried, config.rescore)
+            if not rows:
+                break
+            tried.extend(row.retrieval_id for row in rows)
+            scores = _score_batch(store, config, rows, index, judge, embed, signal, summary)
+            _write_back(store, config, pass_id, scores, {row.retrieval_id: row.stamped for row in rows}, summary)
+            summary.claimed += len(rows)
+            if progress:
+                progress(
+                    f"{config.run_id}: {summary.claimed}/{summary.unscored_before} retrievals processed, "
+                    f"{summary.stamped} scored ({summary.llm_written} judged, {summary.emb_written} embedded)"
+                )
+    except BaseException:
+        _end_pass_quietly(store, config.skill, pass_id)
+        raise
+    store.end_pass(config.skill, pass_id)
+    if judge.config_error:
+        summary.notes.append(f"the judge refused the pass's configuration ({judge.config_error}); the rows it "
+                             "would have judged stay unscored: fix --judge-url / --judge-model and run again")
+    if summary.retry_reasons.get("no_script"):
+        summary.notes.append(f"{summary.retry_reasons['no_script']} retrievals have no fix script in the log "
+                             "(no attempt line, a truncated line or no fix_script); they stay unscored for a "
+                             "pass with a complete log")
     if summary.stamped:
         # New follow weights change every effect fit they touch: refit the skill's effects once,
         # at the end, in a short transaction of its own. Through ensure_tip_effects, which records
         # the fit, so that evict_tips right after the pass decides on it without refitting.
         began = time.perf_counter()
         summary.effects_fitted = Client(conn).ensure_tip_effects(config.skill)
-        conn.commit()
         summary.effects_seconds = time.perf_counter() - began
-    summary.total_seconds = time.perf_counter() - started
-    return summary
+
+
+def _sql_message(exc: psycopg.Error) -> str:
+    """The database's own wording of a refusal, without its 'ctxgraph: ' prefix."""
+    text = exc.diag.message_primary or str(exc)
+    return text.removeprefix("ctxgraph: ")
+
+
+def _end_pass_quietly(store: Store, skill: str, pass_id: str) -> None:
+    """Release the pass's leases on the way out of a failure; a dead connection released them already."""
+    try:
+        store.end_pass(skill, pass_id)
+    except psycopg.Error:
+        pass
+
+
+def _write_back(store: Store, config: PassConfig, pass_id: str, scores: list[RowScore],
+                stamped_before: dict[int, bool], summary: PassSummary) -> None:
+    """Write the batch back in short groups; rows a writer holds are written again after a pause,
+    for up to write_retry_seconds, then left (still leased until the pass ends) to the next pass."""
+    deadline = time.monotonic() + config.write_retry_seconds
+    pause = 0.05
+    for start in range(0, len(scores), _WRITE_GROUP):
+        pending = scores[start : start + _WRITE_GROUP]
+        while pending:
+            outcomes = store.write_scores(config.skill, pass_id, pending)
+            busy = []
+            for score in pending:
+                outcome, reason = outcomes[score.retrieval_id]
+                if outcome == "busy":
+                    busy.append(score)
+                elif outcome == "stamped":
+                    summary.stamped += 1
+                    summary.rescored += stamped_before.get(score.retrieval_id, False)
+                elif outcome == "kept":
+                    summary.kept += 1
+                elif outcome == "left_unscored":
+                    summary.retry_reasons[reason or "left_unscored"] += 1
+                else:  # already_scored / not_leased: another pass took the row over after this lease expired
+                    summary.taken_by_others += 1
+            pending = busy
+            if pending:
+                if time.monotonic() + pause > deadline:
+                    summary.busy_given_up += len(pending)
+                    summary.retry_reasons["writer_busy"] += len(pending)
+                    summary.notes.append(f"{len(pending)} rows stay unscored: writers held them through every "
+                                         f"write-back try for {config.write_retry_seconds:.0f} s")
+                    break
+                time.sleep(pause)
+                pause = min(pause * 2, 1.0)
 
 
 def _score_batch(
@@ -524,33 +633,20 @@ def _score_batch(
 
     llm_value: dict[int, bool | None] = {}
     llm_status: dict[int, str] = {}
-    llm_retry: set[int] = set()
     if judge.client is not None and with_script:
         began = time.perf_counter()
         keys = {
             row.retrieval_id: VerdictKey(sha256(row.tip_body), digest, judge.client.model, judge.prompt_sha or "")
             for row, _, digest in with_script
         }
-        cached = store.cached_verdicts(keys.values())
+        cached = {key: answer for key, answer in store.cached_verdicts(keys.values()).items()
+                  if answer.error != _LEGACY_HTTP_ERROR}
         texts = {keys[row.retrieval_id]: (row.tip_body, s) for row, s, _ in with_script}
         wanted = {key for rid, key in keys.items() if needs_judge(rid)}
         summary.judge_calls_saved += len({k for k in keys.values() if k not in cached and k not in wanted})
         to_ask = [key for key in dict.fromkeys(keys.values()) if key not in cached and key in wanted]
         summary.judge_cache_hits += sum(1 for key in keys.values() if key in cached)
-        fresh: dict[VerdictKey, CachedVerdict] = {}
-        transient: dict[VerdictKey, str] = {}
-        if to_ask:
-            outcomes = judge.client.judge_many_sync([texts[key] for key in to_ask])
-            summary.judge_calls += len(to_ask)
-            for key, outcome in zip(to_ask, outcomes):
-                if outcome.verdict is not None:
-                    fresh[key] = CachedVerdict(outcome.verdict.followed, outcome.verdict.reasoning, None,
-                                               outcome.response_format)
-                elif outcome.transient:
-                    transient[key] = outcome.error or "http_error"
-                else:
-                    fresh[key] = CachedVerdict(None, None, outcome.error or "unparseable", outcome.response_format)
-            store.save_verdicts(fresh)
+        fresh, transient = _ask_judge(store, judge, to_ask, texts, summary)
         answers = {**cached, **fresh}
         for retrieval_id, key in keys.items():
             if key not in answers and key not in wanted:
@@ -562,8 +658,7 @@ def _score_batch(
                 llm_status[retrieval_id] = "judged" if answer.followed is not None else (answer.error or "unparseable")
             else:
                 llm_value[retrieval_id] = None
-                llm_status[retrieval_id] = transient.get(key, "http_error")
-                llm_retry.add(retrieval_id)
+                llm_status[retrieval_id] = transient.get(key, judge_leg.ERR_HTTP)
         summary.judge_seconds += time.perf_counter() - began
 
     scores: list[RowScore] = []
@@ -591,8 +686,6 @@ def _score_batch(
                 retrieval_id=rid,
                 llm=llm,
                 emb=emb,
-                stamp=(rid not in llm_retry and l_status not in RETRY_OFF_STATES
-                       and e_status not in RETRY_OFF_STATES),
                 llm_status=l_status,
                 emb_status=e_status,
                 judge_model=judge.client.model if judge.client is not None and llm is not None else None,
@@ -608,3 +701,68 @@ def _score_batch(
             )
         )
     return scores
+
+
+def _ask_judge(store: Store, judge: _JudgeLeg, to_ask: list[VerdictKey], texts: dict[VerdictKey, tuple[str, str]],
+               summary: PassSummary) -> tuple[dict[VerdictKey, CachedVerdict], dict[VerdictKey, str]]:
+    """Ask the judge these questions, at most ``concurrency`` at once, caching each answer in its own
+    statement as it arrives (a killed pass loses only the questions in flight). Returns the answers
+    (verdicts and permanent failures) and the transient failures' codes.
+
+    After the first 401/403/404 nothing more is asked in this pass: the configuration is wrong, every
+    question would fail the same way.
+    """
+    client = judge.client
+    assert client is not None
+    fresh: dict[VerdictKey, CachedVerdict] = {}
+    transient: dict[VerdictKey, str] = {}
+    failed: list[psycopg.Error] = []
+    if not to_ask:
+        return fresh, transient
+
+    def record(key: VerdictKey, outcome: judge_leg.JudgeOutcome) -> None:
+        if outcome.verdict is not None:
+            answer = CachedVerdict(outcome.verdict.followed, outcome.verdict.reasoning, None, outcome.response_format)
+        elif outcome.transient:
+            transient[key] = outcome.error or judge_leg.ERR_HTTP
+            if outcome.error == judge_leg.ERR_CONFIG and judge.config_error is None:
+                judge.config_error = outcome.detail or outcome.error
+            return
+        else:
+            error = outcome.error or judge_leg.ERR_UNPARSEABLE
+            answer = CachedVerdict(None, None, _HTTP_REFUSED if error == judge_leg.ERR_HTTP else error,
+                                   outcome.response_format)
+        try:
+            store.save_verdicts({key: answer})
+        except psycopg.Error as exc:
+            # The database went away (a restart, say): ask nothing more, let the requests in flight
+            # end, then raise it from outside the event loop, so the pass ends with this error alone.
+            failed.append(exc)
+            return
+        fresh[key] = answer
+
+    async def ask_all() -> None:
+        semaphore = asyncio.Semaphore(client.concurrency)
+
+        async def one(key: VerdictKey) -> None:
+            async with semaphore:
+                if failed:
+                    return
+                if judge.config_error is not None:
+                    transient[key] = judge_leg.ERR_CONFIG
+                    return
+                outcome = await client.judge(*texts[key])
+                summary.judge_calls += 1
+            if not failed:
+                record(key, outcome)
+
+        async with client:
+            await asyncio.gather(*(one(key) for key in to_ask))
+
+    if judge.config_error is not None:
+        transient.update((key, judge_leg.ERR_CONFIG) for key in to_ask)
+    else:
+        asyncio.run(ask_all())
+    if failed:
+        raise failed[0]
+    return fresh, transient

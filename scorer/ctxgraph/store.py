@@ -90,16 +90,17 @@ class ClaimedRow:
     retrieved_at: datetime
     tip_id: int
     tip_body: str
+    stamped: bool = False  # claimed again by --rescore
 
 
 @dataclass(frozen=True)
 class RowScore:
-    """What the pass writes back for one retrieval. ``stamp`` sets tip_followed_computed_at."""
+    """What the pass writes back for one retrieval. Whether it is stamped (tip_followed_computed_at
+    set) is ctxgraph.write_scoring_results' decision, from the two statuses."""
 
     retrieval_id: int
     llm: bool | None
     emb: float | None
-    stamp: bool
     llm_status: str
     emb_status: str
     judge_model: str | None
@@ -351,39 +352,65 @@ class Store:
         """Return the skill's grading mode; raise UnknownSkill for an unknown skill."""
         return require_skill(self.conn, skill)
 
-    def count_unscored(self, skill: str, run_id: str) -> int:
-        """Return how many of the run's retrievals have tip_followed_computed_at NULL."""
-        row = self.conn.execute(
-            "SELECT count(*) FROM ctxgraph.tip_retrievals"
-            " WHERE skill = %s AND run_id = %s AND tip_followed_computed_at IS NULL",
-            (skill, run_id),
-        ).fetchone()
-        return int(row[0]) if row else 0
+    # -- the pass's leases (deploy/scoring_leases.sql owns the rules) -------------------------------
+    def begin_pass(self) -> str:
+        """Name a new pass and mark this session as running it; its leases end with the session."""
+        return str(self.conn.execute("SELECT ctxgraph.begin_scoring_pass()").fetchone()[0])
 
-    def claim_batch(self, skill: str, run_id: str, limit: int, exclude: Sequence[int]) -> list[ClaimedRow]:
-        """Lock up to ``limit`` unscored retrievals of the run that no other pass holds.
+    def end_pass(self, skill: str, pass_id: str) -> int:
+        """Release the pass's remaining leases and its session lock; return the leases released."""
+        return int(self.conn.execute("SELECT ctxgraph.end_scoring_pass(%s, %s)", (skill, pass_id)).fetchone()[0])
 
-        ``FOR UPDATE SKIP LOCKED``: a concurrent pass skips rows this transaction holds, so no row is
-        scored twice; the locks end with the caller's commit or rollback (a killed pass loses only
-        its open batch, which the next pass claims again). ``exclude`` keeps this pass from
-        re-claiming rows it already tried and left unstamped (transient failures).
+    def scoring_candidates(self, skill: str, run_id: str, rescore: Sequence[str] = ()) -> list[ClaimedRow]:
+        """The run's rows a pass would score (unscored, or stamped for a rescore reason), unleased.
+
+        Raises psycopg.errors.NoDataFound for an unknown run, InvalidParameterValue for an unknown reason.
         """
         rows = self.conn.execute(
-            """
-            SELECT r.id, r.run_id, r.rule_id, r.attempt_id, a.attempt_number, r.retrieved_at, r.tip_id, t.body
-              FROM ctxgraph.tip_retrievals AS r
-              JOIN ctxgraph.tips AS t ON t.skill = r.skill AND t.id = r.tip_id
-              LEFT JOIN ctxgraph.attempts AS a ON a.skill = r.skill AND a.id = r.attempt_id
-             WHERE r.skill = %(skill)s AND r.run_id = %(run_id)s
-               AND r.tip_followed_computed_at IS NULL
-               AND r.id <> ALL (%(exclude)s::bigint[])
-             ORDER BY r.id
-             LIMIT %(limit)s
-               FOR UPDATE OF r SKIP LOCKED
-            """,
-            {"skill": skill, "run_id": run_id, "exclude": list(exclude), "limit": limit},
+            "SELECT retrieval_id, rule_id, attempt_id, attempt_number, retrieved_at, tip_id, tip_body, stamped"
+            "  FROM ctxgraph.scoring_candidates(%s, %s, %s::text[])",
+            (skill, run_id, list(rescore)),
         ).fetchall()
-        return [ClaimedRow(*row) for row in rows]
+        return [ClaimedRow(row[0], run_id, *row[1:]) for row in rows]
+
+    def claim_batch(self, skill: str, run_id: str, pass_id: str, limit: int, exclude: Sequence[int],
+                    rescore: Sequence[str] = ()) -> list[ClaimedRow]:
+        """Lease up to ``limit`` candidates no live pass holds to this pass; no retrieval row is locked.
+
+        ``exclude`` keeps this pass from claiming rows it already tried and left unscored.
+        """
+        rows = self.conn.execute(
+            "SELECT retrieval_id, rule_id, attempt_id, attempt_number, retrieved_at, tip_id, tip_body, stamped"
+            "  FROM ctxgraph.claim_scoring_batch(%s, %s, %s, %s, %s::bigint[], %s::text[])",
+            (skill, run_id, pass_id, limit, list(exclude), list(rescore)),
+        ).fetchall()
+        return [ClaimedRow(row[0], run_id, *row[1:]) for row in rows]
+
+    def write_scores(self, skill: str, pass_id: str, scores: Sequence[RowScore]) -> dict[int, tuple[str, str | None]]:
+        """Write a group of results back in one statement; return each row's outcome and retry reason.
+
+        Outcomes (ctxgraph.write_scoring_results): stamped, left_unscored, kept (a re-score that was not
+        final), already_scored, not_leased, busy (a writer held the row or a lock the write needs:
+        write it again shortly). The reason is the status that was not final, if one was not.
+        """
+        if not scores:
+            return {}
+        payload = [
+            {
+                "retrieval_id": s.retrieval_id, "llm": s.llm, "emb": s.emb,
+                "follow_probability": s.follow_probability, "llm_status": s.llm_status,
+                "emb_status": s.emb_status, "judge_model": s.judge_model, "prompt_sha256": s.prompt_sha256,
+                "embed_model": s.embed_model, "embed_mode": s.embed_mode, "script_sha256": s.script_sha256,
+                "signal_status": s.signal_status, "calibration_id": s.calibration_id,
+                "signal_version": s.signal_version, "follow_evidence": s.follow_evidence,
+            }
+            for s in scores
+        ]
+        rows = self.conn.execute(
+            "SELECT retrieval_id, outcome, retry_reason FROM ctxgraph.write_scoring_results(%s, %s, %s)",
+            (skill, pass_id, Jsonb(payload)),
+        ).fetchall()
+        return {int(rid): (str(outcome), reason) for rid, outcome, reason in rows}
 
     def tip_vectors(self, skill: str, tip_ids: Iterable[int]) -> dict[int, np.ndarray]:
         """Return the stored embeddings of these tips (tips without one are absent)."""
@@ -409,25 +436,6 @@ class Store:
             (ids, literals, skill),
         )
         return cur.rowcount
-
-    def unscored_rows(self, skill: str, run_id: str) -> list[ClaimedRow]:
-        """Return the run's unscored retrievals as claim_batch would, without locking any.
-
-        The embedding leg reads this once to gather the whole run's scripts before the first claim;
-        rows scored meanwhile by another pass cost only a chunk encoded early (and cached).
-        """
-        rows = self.conn.execute(
-            """
-            SELECT r.id, r.run_id, r.rule_id, r.attempt_id, a.attempt_number, r.retrieved_at, r.tip_id, t.body
-              FROM ctxgraph.tip_retrievals AS r
-              JOIN ctxgraph.tips AS t ON t.skill = r.skill AND t.id = r.tip_id
-              LEFT JOIN ctxgraph.attempts AS a ON a.skill = r.skill AND a.id = r.attempt_id
-             WHERE r.skill = %s AND r.run_id = %s AND r.tip_followed_computed_at IS NULL
-             ORDER BY r.id
-            """,
-            (skill, run_id),
-        ).fetchall()
-        return [ClaimedRow(*row) for row in rows]
 
     def chunk_vectors(self, model: str, digests: Iterable[str]) -> dict[str, np.ndarray]:
         """Return the cached vectors of these chunk hashes for this model id (absent when not cached)."""
@@ -480,7 +488,8 @@ class Store:
         return {VerdictKey(*row[:4]): CachedVerdict(*row[4:]) for row in rows}
 
     def save_verdicts(self, verdicts: Mapping[VerdictKey, CachedVerdict]) -> int:
-        """Cache judge answers (verdicts and permanent failures) in one statement."""
+        """Cache judge answers (verdicts and permanent failures) in one statement; an answer already
+        cached stays, except a legacy 'http_error' row, which the new answer replaces."""
         if not verdicts:
             return 0
         keys = list(verdicts)
@@ -490,7 +499,11 @@ class Store:
                    (tip_sha256, script_sha256, model, prompt_sha256, followed, reasoning, error, response_format)
             SELECT * FROM unnest(%s::text[], %s::text[], %s::text[], %s::text[], %s::boolean[], %s::text[],
                                  %s::text[], %s::text[])
-            ON CONFLICT (tip_sha256, script_sha256, model, prompt_sha256) DO NOTHING
+            ON CONFLICT (tip_sha256, script_sha256, model, prompt_sha256) DO UPDATE
+               SET followed = excluded.followed, reasoning = excluded.reasoning, error = excluded.error,
+                   response_format = excluded.response_format, created_at = now()
+             -- 'http_error' was cached by versions that took 401/403/404 for answers: not an answer.
+             WHERE follow_verdicts.error = 'http_error'
             """,
             (
                 [k.tip_sha256 for k in keys],
@@ -504,69 +517,6 @@ class Store:
             ),
         )
         return cur.rowcount
-
-    def write_scores(self, skill: str, scores: Sequence[RowScore]) -> int:
-        """Write the DEF-27 columns and the leg statuses of a batch: two statements in all.
-
-        Only rows still unscored are touched, so a row stamped by anyone else meanwhile is left alone.
-        """
-        if not scores:
-            return 0
-        cur = self.conn.execute(
-            """
-            UPDATE ctxgraph.tip_retrievals AS r
-               SET tip_followed_llm = v.llm,
-                   tip_followed_emb = v.emb,
-                   follow_probability = v.probability,
-                   tip_followed_computed_at = CASE WHEN v.stamp THEN clock_timestamp() END
-              FROM unnest(%s::bigint[], %s::boolean[], %s::double precision[], %s::double precision[],
-                          %s::boolean[]) AS v (id, llm, emb, probability, stamp)
-             WHERE r.skill = %s AND r.id = v.id AND r.tip_followed_computed_at IS NULL
-            """,
-            (
-                [s.retrieval_id for s in scores],
-                [s.llm for s in scores],
-                [s.emb for s in scores],
-                [s.follow_probability for s in scores],
-                [s.stamp for s in scores],
-                skill,
-            ),
-        )
-        written = cur.rowcount
-        self.conn.execute(
-            """
-            INSERT INTO ctxgraph.retrieval_scores AS s
-                   (skill, retrieval_id, llm_status, emb_status, judge_model, prompt_sha256, embed_model,
-                    embed_mode, script_sha256, signal_status, calibration_id, signal_version, follow_evidence,
-                    scored_at)
-            SELECT %s, v.*, clock_timestamp()
-              FROM unnest(%s::bigint[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[], %s::text[],
-                          %s::text[], %s::text[], %s::bigint[], %s::text[], %s::jsonb[]) AS v
-            ON CONFLICT (skill, retrieval_id) DO UPDATE
-               SET llm_status = excluded.llm_status, emb_status = excluded.emb_status,
-                   judge_model = excluded.judge_model, prompt_sha256 = excluded.prompt_sha256,
-                   embed_model = excluded.embed_model, embed_mode = excluded.embed_mode,
-                   script_sha256 = excluded.script_sha256, signal_status = excluded.signal_status,
-                   calibration_id = excluded.calibration_id, signal_version = excluded.signal_version,
-                   follow_evidence = excluded.follow_evidence, scored_at = excluded.scored_at
-            """,
-            (
-                skill,
-                [s.retrieval_id for s in scores],
-                [s.llm_status for s in scores],
-                [s.emb_status for s in scores],
-                [s.judge_model for s in scores],
-                [s.prompt_sha256 for s in scores],
-                [s.embed_model for s in scores],
-                [s.embed_mode for s in scores],
-                [s.script_sha256 for s in scores],
-                [s.signal_status for s in scores],
-                [s.calibration_id for s in scores],
-                [s.signal_version for s in scores],
-                [Jsonb(s.follow_evidence) if s.follow_evidence is not None else None for s in scores],
-            ),
-        )
-        return written
 
     # -- ctxgraph load: tips are plain rows (the documented INSERT), reused when already in memory ------
     def tip_id_for(self, skill: str, rule_id: str | None, body: str) -> int:

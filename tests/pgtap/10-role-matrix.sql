@@ -7,7 +7,7 @@
 -- against the catalog; then real attempts with SET LOCAL ROLE. Needs pgTAP, the fixtures of
 -- tests/fixtures/factories.sql, and a superuser (or CREATEROLE) session.
 BEGIN;
-SELECT plan(707);
+SELECT plan(744);
 
 CREATE ROLE ctxgraph_roles_probe NOLOGIN;
 -- ---------------------------------------------------------------------------------------------
@@ -84,6 +84,8 @@ SELECT set_eq(
                  ('table', 'ctxgraph.follow_verdicts'),
                  ('table', 'ctxgraph.retrieval_scores'),
                  ('table', 'ctxgraph.chunk_embeddings'),
+                 ('table', 'ctxgraph.scoring_leases'),
+                 ('table', 'ctxgraph.scoring_statuses'),
                  ('table', 'ctxgraph.follow_calibrations'),
                  ('sequence', 'ctxgraph.attempts_id_seq'),
                  ('sequence', 'ctxgraph.tips_id_seq'),
@@ -133,6 +135,11 @@ SELECT set_eq(
                  ('function', 'ctxgraph.follow_label_metrics(text, bigint[], boolean[])'),
                  ('function', 'ctxgraph.save_follow_calibration(text, text, text, text[], double precision[], double precision, text, text, integer, integer, double precision, double precision, integer, double precision, double precision, double precision)'),
                  ('function', 'ctxgraph.current_follow_calibration(text, text)'),
+                 ('function', 'ctxgraph.begin_scoring_pass()'),
+                 ('function', 'ctxgraph.end_scoring_pass(text, uuid)'),
+                 ('function', 'ctxgraph.scoring_candidates(text, text, text[])'),
+                 ('function', 'ctxgraph.claim_scoring_batch(text, text, uuid, integer, bigint[], text[])'),
+                 ('function', 'ctxgraph.write_scoring_results(text, uuid, jsonb)'),
                  ('function', 'ctxgraph.graded_outcome(text, boolean, integer, text)'),
                  ('function', 'ctxgraph._require_skill(text)'),
                  ('function', 'ctxgraph._outcome_problem(text, text, boolean, integer, text)'),
@@ -198,7 +205,7 @@ SELECT schema_privs_are('cve', 'ctxgraph_roles_probe', '{}'::name[],
                         'PUBLIC (a role with no grants) has no privileges on schema cve');
 
 -- ---------------------------------------------------------------------------------------------
--- Relations (385): table-level privileges of each role, both ways
+-- Relations (395): table-level privileges of each role, both ways
 -- (SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER; USAGE, SELECT, UPDATE on
 -- sequences).
 -- ---------------------------------------------------------------------------------------------
@@ -612,6 +619,26 @@ SELECT table_privs_are('ctxgraph', 'chunk_embeddings', 'ctxgraph_analyst', ARRAY
                        'ctxgraph_analyst has exactly {SELECT} on table ctxgraph.chunk_embeddings');
 SELECT table_privs_are('ctxgraph', 'chunk_embeddings', 'ctxgraph_roles_probe', '{}'::name[],
                        'PUBLIC (a role with no grants) has no privileges on table ctxgraph.chunk_embeddings');
+SELECT table_privs_are('ctxgraph', 'scoring_leases', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on table ctxgraph.scoring_leases');
+SELECT table_privs_are('ctxgraph', 'scoring_leases', 'ctxgraph_scorer', ARRAY['SELECT']::name[],
+                       'ctxgraph_scorer has exactly {SELECT} on table ctxgraph.scoring_leases');
+SELECT table_privs_are('ctxgraph', 'scoring_leases', 'ctxgraph_ranker', '{}'::name[],
+                       'ctxgraph_ranker has no privileges on table ctxgraph.scoring_leases');
+SELECT table_privs_are('ctxgraph', 'scoring_leases', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on table ctxgraph.scoring_leases');
+SELECT table_privs_are('ctxgraph', 'scoring_leases', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on table ctxgraph.scoring_leases');
+SELECT table_privs_are('ctxgraph', 'scoring_statuses', 'ctxgraph_writer', '{}'::name[],
+                       'ctxgraph_writer has no privileges on table ctxgraph.scoring_statuses');
+SELECT table_privs_are('ctxgraph', 'scoring_statuses', 'ctxgraph_scorer', ARRAY['SELECT']::name[],
+                       'ctxgraph_scorer has exactly {SELECT} on table ctxgraph.scoring_statuses');
+SELECT table_privs_are('ctxgraph', 'scoring_statuses', 'ctxgraph_ranker', '{}'::name[],
+                       'ctxgraph_ranker has no privileges on table ctxgraph.scoring_statuses');
+SELECT table_privs_are('ctxgraph', 'scoring_statuses', 'ctxgraph_analyst', ARRAY['SELECT']::name[],
+                       'ctxgraph_analyst has exactly {SELECT} on table ctxgraph.scoring_statuses');
+SELECT table_privs_are('ctxgraph', 'scoring_statuses', 'ctxgraph_roles_probe', '{}'::name[],
+                       'PUBLIC (a role with no grants) has no privileges on table ctxgraph.scoring_statuses');
 SELECT table_privs_are('ctxgraph', 'follow_calibrations', 'ctxgraph_writer', '{}'::name[],
                        'ctxgraph_writer has no privileges on table ctxgraph.follow_calibrations');
 SELECT table_privs_are('ctxgraph', 'follow_calibrations', 'ctxgraph_scorer', ARRAY['SELECT']::name[],
@@ -974,7 +1001,7 @@ SELECT table_privs_are('cve', 'scoring_null_reasons', 'ctxgraph_roles_probe', '{
                        'PUBLIC (a role with no grants) has no privileges on view cve.scoring_null_reasons');
 
 -- ---------------------------------------------------------------------------------------------
--- Column privileges (72): per table and view, every column privilege a role holds
+-- Column privileges (74): per table and view, every column privilege a role holds
 -- beyond its table-level privileges (what a column GRANT adds), all roles at once, both ways.
 -- ---------------------------------------------------------------------------------------------
 SELECT is(ARRAY(SELECT s.v FROM (
@@ -1516,6 +1543,32 @@ SELECT is(ARRAY(SELECT s.v FROM (
                    FROM pg_catalog.pg_attribute AS a,
                         unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
                         unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('ctxgraph.scoring_leases')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on ctxgraph.scoring_leases: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
+                  WHERE a.attrelid = pg_catalog.to_regclass('ctxgraph.scoring_statuses')
+                    AND a.attnum > 0 AND NOT a.attisdropped
+                    AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
+                    AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
+                  ORDER BY s.v COLLATE "C"),
+          '{}'::text[],
+          'column grants on ctxgraph.scoring_statuses: none');
+SELECT is(ARRAY(SELECT s.v FROM (
+                 SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
+                               x.priv, a.attname)
+                   FROM pg_catalog.pg_attribute AS a,
+                        unnest(ARRAY['ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst', 'ctxgraph_roles_probe']) AS r (name),
+                        unnest(ARRAY['INSERT', 'REFERENCES', 'SELECT', 'UPDATE']) AS x (priv)
                   WHERE a.attrelid = pg_catalog.to_regclass('ctxgraph.follow_calibrations')
                     AND a.attnum > 0 AND NOT a.attisdropped
                     AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
@@ -1915,7 +1968,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
           'column grants on cve.scoring_null_reasons: none');
 
 -- ---------------------------------------------------------------------------------------------
--- Functions (205): EXECUTE for each role, both ways; PUBLIC never.
+-- Functions (230): EXECUTE for each role, both ways; PUBLIC never.
 -- ---------------------------------------------------------------------------------------------
 SELECT function_privs_are('ctxgraph', 'save_attempt', ARRAY['text', 'text', 'text', 'integer', 'text', 'timestamp with time zone', 'timestamp with time zone']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
@@ -2112,6 +2165,81 @@ SELECT function_privs_are('ctxgraph', 'current_follow_calibration', ARRAY['text'
 SELECT function_privs_are('ctxgraph', 'current_follow_calibration', ARRAY['text', 'text']::name[],
                           'ctxgraph_roles_probe', '{}'::name[],
                           'PUBLIC (a role with no grants) may not execute ctxgraph.current_follow_calibration(text, text)');
+SELECT function_privs_are('ctxgraph', 'begin_scoring_pass', '{}'::name[],
+                          'ctxgraph_writer', '{}'::name[],
+                          'ctxgraph_writer may not execute ctxgraph.begin_scoring_pass()');
+SELECT function_privs_are('ctxgraph', 'begin_scoring_pass', '{}'::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.begin_scoring_pass()');
+SELECT function_privs_are('ctxgraph', 'begin_scoring_pass', '{}'::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph.begin_scoring_pass()');
+SELECT function_privs_are('ctxgraph', 'begin_scoring_pass', '{}'::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph.begin_scoring_pass()');
+SELECT function_privs_are('ctxgraph', 'begin_scoring_pass', '{}'::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.begin_scoring_pass()');
+SELECT function_privs_are('ctxgraph', 'end_scoring_pass', ARRAY['text', 'uuid']::name[],
+                          'ctxgraph_writer', '{}'::name[],
+                          'ctxgraph_writer may not execute ctxgraph.end_scoring_pass(text, uuid)');
+SELECT function_privs_are('ctxgraph', 'end_scoring_pass', ARRAY['text', 'uuid']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.end_scoring_pass(text, uuid)');
+SELECT function_privs_are('ctxgraph', 'end_scoring_pass', ARRAY['text', 'uuid']::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph.end_scoring_pass(text, uuid)');
+SELECT function_privs_are('ctxgraph', 'end_scoring_pass', ARRAY['text', 'uuid']::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph.end_scoring_pass(text, uuid)');
+SELECT function_privs_are('ctxgraph', 'end_scoring_pass', ARRAY['text', 'uuid']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.end_scoring_pass(text, uuid)');
+SELECT function_privs_are('ctxgraph', 'scoring_candidates', ARRAY['text', 'text', 'text[]']::name[],
+                          'ctxgraph_writer', '{}'::name[],
+                          'ctxgraph_writer may not execute ctxgraph.scoring_candidates(text, text, text[])');
+SELECT function_privs_are('ctxgraph', 'scoring_candidates', ARRAY['text', 'text', 'text[]']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.scoring_candidates(text, text, text[])');
+SELECT function_privs_are('ctxgraph', 'scoring_candidates', ARRAY['text', 'text', 'text[]']::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph.scoring_candidates(text, text, text[])');
+SELECT function_privs_are('ctxgraph', 'scoring_candidates', ARRAY['text', 'text', 'text[]']::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph.scoring_candidates(text, text, text[])');
+SELECT function_privs_are('ctxgraph', 'scoring_candidates', ARRAY['text', 'text', 'text[]']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.scoring_candidates(text, text, text[])');
+SELECT function_privs_are('ctxgraph', 'claim_scoring_batch', ARRAY['text', 'text', 'uuid', 'integer', 'bigint[]', 'text[]']::name[],
+                          'ctxgraph_writer', '{}'::name[],
+                          'ctxgraph_writer may not execute ctxgraph.claim_scoring_batch(text, text, uuid, integer, bigint[], text[])');
+SELECT function_privs_are('ctxgraph', 'claim_scoring_batch', ARRAY['text', 'text', 'uuid', 'integer', 'bigint[]', 'text[]']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.claim_scoring_batch(text, text, uuid, integer, bigint[], text[])');
+SELECT function_privs_are('ctxgraph', 'claim_scoring_batch', ARRAY['text', 'text', 'uuid', 'integer', 'bigint[]', 'text[]']::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph.claim_scoring_batch(text, text, uuid, integer, bigint[], text[])');
+SELECT function_privs_are('ctxgraph', 'claim_scoring_batch', ARRAY['text', 'text', 'uuid', 'integer', 'bigint[]', 'text[]']::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph.claim_scoring_batch(text, text, uuid, integer, bigint[], text[])');
+SELECT function_privs_are('ctxgraph', 'claim_scoring_batch', ARRAY['text', 'text', 'uuid', 'integer', 'bigint[]', 'text[]']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.claim_scoring_batch(text, text, uuid, integer, bigint[], text[])');
+SELECT function_privs_are('ctxgraph', 'write_scoring_results', ARRAY['text', 'uuid', 'jsonb']::name[],
+                          'ctxgraph_writer', '{}'::name[],
+                          'ctxgraph_writer may not execute ctxgraph.write_scoring_results(text, uuid, jsonb)');
+SELECT function_privs_are('ctxgraph', 'write_scoring_results', ARRAY['text', 'uuid', 'jsonb']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.write_scoring_results(text, uuid, jsonb)');
+SELECT function_privs_are('ctxgraph', 'write_scoring_results', ARRAY['text', 'uuid', 'jsonb']::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph.write_scoring_results(text, uuid, jsonb)');
+SELECT function_privs_are('ctxgraph', 'write_scoring_results', ARRAY['text', 'uuid', 'jsonb']::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph.write_scoring_results(text, uuid, jsonb)');
+SELECT function_privs_are('ctxgraph', 'write_scoring_results', ARRAY['text', 'uuid', 'jsonb']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.write_scoring_results(text, uuid, jsonb)');
 SELECT function_privs_are('ctxgraph', 'graded_outcome', ARRAY['text', 'boolean', 'integer', 'text']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
                           'ctxgraph_writer may execute ctxgraph.graded_outcome(text, boolean, integer, text)');
@@ -2762,6 +2890,8 @@ BEGIN
                                'ctxgraph.follow_verdicts',
                                'ctxgraph.retrieval_scores',
                                'ctxgraph.chunk_embeddings',
+                               'ctxgraph.scoring_leases',
+                               'ctxgraph.scoring_statuses',
                                'ctxgraph.follow_calibrations'] LOOP
         BEGIN
             EXECUTE format('SELECT 1 FROM %s LIMIT 1', rel);
@@ -2774,7 +2904,7 @@ BEGIN
     END IF;
 END
 $do$$sql$,
-                'ctxgraph_scorer: reads each of the 19 tables and views the matrix grants it SELECT on');
+                'ctxgraph_scorer: reads each of the 21 tables and views the matrix grants it SELECT on');
 SELECT lives_ok(format($$UPDATE stig.tip_retrievals SET tip_followed_llm = true, tip_followed_emb = 0.7, tip_followed_computed_at = '2026-11-30 00:00:00+00' WHERE attempt_id = %2$s$$, :roles_tip, :roles_attempt),
                 'ctxgraph_scorer: UPDATE of the three DEF-27 columns works');
 SELECT lives_ok($$INSERT INTO ctxgraph.follow_verdicts (tip_sha256, script_sha256, model, prompt_sha256, followed) VALUES (repeat('a', 64), repeat('b', 64), 'roles-test', repeat('c', 64), true)$$,
@@ -2834,6 +2964,8 @@ BEGIN
                                'ctxgraph.follow_verdicts',
                                'ctxgraph.retrieval_scores',
                                'ctxgraph.chunk_embeddings',
+                               'ctxgraph.scoring_leases',
+                               'ctxgraph.scoring_statuses',
                                'ctxgraph.follow_calibrations',
                                'ctxgraph.tip_hit_rates',
                                'stig.tip_hit_rates',
@@ -2876,7 +3008,7 @@ BEGIN
     END IF;
 END
 $do$$sql$,
-                'ctxgraph_analyst: reads each of the 72 tables and views the matrix grants it SELECT on');
+                'ctxgraph_analyst: reads each of the 74 tables and views the matrix grants it SELECT on');
 SELECT lives_ok(format($$SELECT * FROM ctxgraph.follow_label_metrics('stig', ARRAY(SELECT id FROM stig.tip_retrievals WHERE attempt_id = %2$s), ARRAY[true])$$, :roles_tip, :roles_attempt),
                 'ctxgraph_analyst: runs ctxgraph.follow_label_metrics');
 SELECT throws_ok(format($$UPDATE stig.tips SET body = 'rewritten' WHERE id = %1$s$$, :roles_tip, :roles_attempt),

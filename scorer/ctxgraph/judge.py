@@ -310,6 +310,9 @@ class JudgeClient:
     ``http_error`` and does not change the mode; once a mode is known to work, a 400/422 is simply
     permanent for that row.
 
+    ``timeout`` is one deadline per HTTP request for all of it: connecting, sending and every byte of
+    the answer (a server trickling its reply is cut off there; httpx alone bounds only each read).
+
     429, 5xx, timeouts and connection errors are retried up to ``max_retries`` times with exponential
     backoff plus jitter; a ``Retry-After`` up to ``retry_after_max`` seconds is waited out, a longer one
     ends the retries at once (the next scoring pass will try again).
@@ -497,9 +500,11 @@ class JudgeClient:
             attempt += 1
             retry_after: float | None = None
             try:
-                response = await http.post(url, json=payload)
-            except httpx.TimeoutException as exc:
-                code, detail = ERR_TIMEOUT, f"no answer within {self.timeout}s ({type(exc).__name__})"
+                # httpx's timeouts bound each read, so a server trickling a byte at a time never trips
+                # them: the whole exchange (connect, send, every byte of the answer) gets one deadline.
+                response = await asyncio.wait_for(http.post(url, json=payload), self.timeout)
+            except (httpx.TimeoutException, TimeoutError) as exc:
+                code, detail = ERR_TIMEOUT, f"no whole answer within {self.timeout}s ({type(exc).__name__})"
             except httpx.TransportError as exc:
                 code, detail = ERR_CONNECTION, f"{type(exc).__name__}: {exc}"
             else:
@@ -606,13 +611,22 @@ def _clip(text: str) -> str:
 
 
 def list_models(
-    base_url: str, *, timeout: float = 10.0, transport: httpx.BaseTransport | None = None
+    base_url: str, *, timeout: float = 10.0, transport: httpx.AsyncBaseTransport | None = None
 ) -> list[str]:
-    """Return the model ids the server lists at ``GET {base_url}/models``; raise JudgeError otherwise."""
+    """Return the model ids the server lists at ``GET {base_url}/models``; raise JudgeError otherwise.
+
+    ``timeout`` bounds the whole request (connect, send, every byte of the answer), not each read.
+    """
     url = f"{base_url.rstrip('/')}/models"
+
+    async def fetch() -> httpx.Response:
+        async with httpx.AsyncClient(timeout=timeout, transport=transport) as http:
+            return await asyncio.wait_for(http.get(url), timeout)
+
     try:
-        with httpx.Client(timeout=timeout, transport=transport) as http:
-            response = http.get(url)
+        response = asyncio.run(fetch())
+    except (httpx.TimeoutException, TimeoutError) as exc:
+        raise JudgeError(f"the judge at {url} gave no whole answer within {timeout}s") from exc
     except httpx.HTTPError as exc:
         raise JudgeError(f"cannot reach the judge at {url}: {type(exc).__name__}: {exc}") from exc
     if response.status_code != 200:

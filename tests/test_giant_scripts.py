@@ -48,3 +48,19 @@ def test_a_line_longer_than_half_the_cap_is_cut_not_read_whole() -> None:
     script = "x" * (3 * MAX_SCRIPT_CHARS)
     read, capped = bounded_script(script)
     assert capped and len(read) <= MAX_SCRIPT_CHARS + 1
+
+
+def test_a_pass_over_a_giant_script_stamps_its_rows_from_bounded_reads(conn, seed) -> None:
+    from ctxgraph import scoring_pass
+
+    script = giant(6)
+    run = seed([{"rule": "giant", "tips": ["Run `sshd -t` before `systemctl restart sshd`."], "script": script}])
+    summary = scoring_pass.run_pass(conn, scoring_pass.PassConfig(
+        skill=run.skill, run_id=run.run_id, log_path=run.log_path, use_judge=False, max_chunks=4))
+    assert summary.stamped == 1 and summary.emb_written == 1 and summary.signal_written == 1
+    assert summary.scripts_capped == 1 and summary.chunks_distinct == 4
+    evidence = conn.execute("SELECT follow_evidence FROM ctxgraph.retrieval_scores WHERE retrieval_id = %s",
+                            (run.retrieval_ids[0],)).fetchone()[0]
+    conn.commit()
+    matched = {text: share for _, text, share in evidence["prescribed"]}
+    assert matched["sshd -t"] == 1 and matched["systemctl restart sshd"] == 1  # read in the script's tail

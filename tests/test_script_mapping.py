@@ -155,3 +155,16 @@ def test_duplicate_attempt_lines_are_not_guessed_by_the_pass(conn, seed):
     rendered = summary.render()
     assert "duplicate_attempt 1 (lines 1, 3)" in rendered
     assert "scripts found: by attempt_id 1, attempt unknown 1" in rendered
+
+
+def test_the_pass_summary_names_the_line_of_every_log_problem(conn, seed):
+    run = seed([{"rule": "lines", "tips": [unique("Tip for the line numbers.")], "script": "echo ok\n"}],
+               extra_log_lines=["{not json", '{"type": "attempt", "run_id": 7}'])
+    with run.log_path.open("a") as log:
+        log.write('{"type": "attempt", "run_id": "' + run.run_id + '", "rule_id": "lines", "attem')
+    summary = scoring_pass.run_pass(conn, scoring_pass.PassConfig(
+        skill=run.skill, run_id=run.run_id, log_path=run.log_path, use_judge=False, use_embed=False))
+    rendered = summary.render()
+    assert ("run-log problems (lines skipped, incomplete or not trusted): bad_field 1 (line 2), "
+            "invalid_json 1 (line 1), missing_field 2 (line 2), truncated_line 1 (line 4)") in rendered
+    assert "scripts found: by attempt number 1" in rendered or "scripts found: by window 1" in rendered

@@ -9,7 +9,15 @@ from typing import Any
 
 import pytest
 
-from ctxgraph.runlog import AttemptRecord, Problem, RunLog, ScriptIndex, parse_run_log, read_run_log
+from ctxgraph.runlog import (
+    AttemptRecord,
+    Problem,
+    RunLog,
+    ScriptIndex,
+    line_list,
+    parse_run_log,
+    read_run_log,
+)
 
 DATA = Path(__file__).parent / "data" / "runlogs"
 T0 = datetime(2026, 5, 1, 10, 0, tzinfo=UTC)
@@ -250,19 +258,22 @@ def test_bad_attempt_id_is_reported_and_dropped(value: Any) -> None:
     assert log.attempts[0].attempt_id is None
 
 
-def test_duplicate_attempt_keeps_first_and_names_both_lines() -> None:
+def test_duplicate_attempt_uses_neither_copy_and_names_every_line() -> None:
     log = parse_run_log(
         lines(
             attempt(fix_script="first"),
             {"type": "retrieval"},
             attempt(fix_script="second"),
             attempt(rule_id="other", fix_script="different rule"),
+            attempt(fix_script="third"),
         )
     )
-    assert [a.fix_script for a in log.attempts] == ["first", "different rule"]
+    assert [a.fix_script for a in log.attempts] == ["different rule"]
     [problem] = log.problems
-    assert problem.kind == "duplicate_attempt" and problem.line_no == 3
-    assert "line 1" in problem.detail and "line 3" in problem.detail
+    assert problem.kind == "duplicate_attempt" and problem.line_no == 1
+    assert problem.line_numbers == (1, 3, 5)
+    assert "lines 1, 3, 5" in problem.detail
+    assert log.problem_lines() == {"duplicate_attempt": [1, 3, 5]}
 
 
 def test_duplicate_attempt_id_on_different_attempts_is_reported() -> None:
@@ -279,11 +290,33 @@ def test_several_problems_on_one_line_are_all_reported() -> None:
     assert len(log.attempts) == 1
 
 
-def test_problem_summary_by_kind() -> None:
+def test_problem_summary_by_kind_with_line_numbers() -> None:
     log = parse_run_log([b"{", b"[]", b"{", json.dumps(attempt(fix_script="")).encode()])
     assert log.problems_by_kind() == {"empty_script": 1, "invalid_json": 2, "not_object": 1}
-    assert log.problem_summary() == "4 problems: empty_script 1, invalid_json 2, not_object 1"
+    assert log.problem_lines() == {"empty_script": [4], "invalid_json": [1, 3], "not_object": [2]}
+    assert log.problem_summary() == (
+        "4 problems: empty_script 1 (line 4), invalid_json 2 (lines 1, 3), not_object 1 (line 2)"
+    )
     assert RunLog().problem_summary() == "no problems"
+
+
+def test_truncated_last_line_is_named_with_its_line_number() -> None:
+    whole = json.dumps(attempt()).encode() + b"\n"
+    cut = json.dumps(attempt(attempt_number=2)).encode()[:40]
+    log = parse_run_log([whole, cut])
+    assert [(p.line_no, p.kind) for p in log.problems] == [(2, "truncated_line")]
+    assert "line break" in log.problems[0].detail
+    # The same bytes in the middle of a file, or a last line that ends with a break, are invalid JSON.
+    log = parse_run_log([whole, cut + b"\n", whole.replace(b'"attempt_number": 1', b'"attempt_number": 3')])
+    assert [(p.line_no, p.kind) for p in log.problems] == [(2, "invalid_json")]
+    log = parse_run_log([whole, cut + b"\n"])
+    assert [(p.line_no, p.kind) for p in log.problems] == [(2, "invalid_json")]
+
+
+def test_line_list_spells_out_numbers_then_counts_the_rest() -> None:
+    assert line_list([4]) == "line 4"
+    assert line_list([9, 4, 4]) == "lines 4, 9"
+    assert line_list(range(1, 26), shown=3) == "lines 1, 2, 3, ... (22 more)"
 
 
 # --- filtering by run and reading files --------------------------------------------------------
@@ -461,14 +494,26 @@ def test_overlapping_windows_are_ambiguous() -> None:
     assert window_number(idx, 7) == 3
 
 
-def test_duplicate_attempts_map_to_the_first_line() -> None:
+def test_duplicate_attempts_map_to_nothing_and_leave_a_gap() -> None:
     log = parse_run_log(
-        lines(attempt(fix_script="first"), attempt(fix_script="second", ended_at="2026-05-01T11:00:00Z"))
+        lines(attempt(fix_script="first"), attempt(fix_script="second", ended_at="2026-05-01T11:00:00Z"),
+              attempt(attempt_number=2, started_at=iso(62), ended_at=iso(64), fix_script="after"))
     )
     idx = ScriptIndex.from_run_log(log)
-    rec = idx.by_window("run-7", "harden_x", T0)
-    assert rec is not None and rec.fix_script == "first"
+    assert idx.by_window("run-7", "harden_x", T0) is None
     assert idx.by_window("run-7", "harden_x", at(30)) is None
+    assert idx.by_number("run-7", "harden_x", 1) is None
+    # Attempt 2's lower bound is the end of attempt 1, which is not known: no window either.
+    assert idx.by_window("run-7", "harden_x", at(63)) is None
+    assert idx.by_number("run-7", "harden_x", 2) is not None
+
+
+def test_index_given_duplicates_directly_uses_neither() -> None:
+    first, second = (AttemptRecord(n, "run-7", "harden_x", 1, 7, T0, at(1), f"s{n}", None, None) for n in (1, 2))
+    idx = ScriptIndex([first, second])
+    assert idx.by_number("run-7", "harden_x", 1) is None
+    assert idx.by_attempt_id(7) is None
+    assert len(idx) == 0
 
 
 def test_naive_retrieved_at_is_a_programming_error() -> None:

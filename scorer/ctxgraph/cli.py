@@ -73,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="judge model name (default: CTXGRAPH_JUDGE_MODEL, else the server's first listed model)",
     )
     score.add_argument("--concurrency", type=_positive_int, default=8, help="judge requests in flight (default 8)")
-    score.add_argument("--judge-timeout", type=_positive_float, default=60.0, help="seconds per judge request")
+    score.add_argument("--judge-timeout", type=_positive_float, default=60.0, help="seconds one judge request may take in all: connecting, sending, the whole answer")
     score.add_argument("--batch-size", type=_positive_int, default=256,
                        help="retrievals leased per claim (written back in groups of 64)")
     score.add_argument("--no-judge", action="store_true", help="skip the LLM judge leg")

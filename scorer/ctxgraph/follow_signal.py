@@ -41,17 +41,25 @@ from typing import Final
 
 __all__ = [
     "FEATURE_NAMES",
+    "MAX_SCRIPT_CHARS",
     "SIGNAL_VERSION",
     "Features",
     "Item",
     "ScriptView",
     "TipItems",
     "agreement",
+    "bounded_script",
     "extract_script",
     "extract_tip",
 ]
 
 SIGNAL_VERSION: Final[str] = "lexical-2"
+
+# The most of a script the signal reads: 256 Ki characters, some 50 times the longest fix script of
+# the samples, read in about a second. Reading is linear in size and matching is linear in what was
+# kept, so a 26 MB script read whole took minutes per tip; past the cap the signal reads the first
+# and the last half of it (cut at line breaks), where set-up and the final restart or check are.
+MAX_SCRIPT_CHARS: Final[int] = 256 * 1024
 
 # Words that run a program or edit a system; a tip naming one outside backticks still names a
 # command ("run sshd -T", "reload with systemctl reload sshd").
@@ -148,6 +156,7 @@ class ScriptView:
     commands: frozenset[str]
     actions: list[str] = field(default_factory=list)
     order: list[tuple[int, ...]] = field(default_factory=list)
+    capped: bool = False  # the script was longer than the cap: only its head and tail were read
 
 
 # --- the tip ----------------------------------------------------------------------------------
@@ -524,8 +533,26 @@ def _command_names(line: str) -> set[str]:
     return names
 
 
+def bounded_script(script: str, limit: int = MAX_SCRIPT_CHARS) -> tuple[str, bool]:
+    """The part of ``script`` the signal reads, and whether the cap cut anything: the whole script up
+    to ``limit`` characters, else its first and its last ``limit // 2`` characters, each cut back to
+    whole lines (a line longer than that is cut where the half ends)."""
+    if len(script) <= limit:
+        return script, False
+    half = limit // 2
+    head = script[:half]
+    cut = head.rfind("\n")
+    head = head[: cut + 1] if cut > 0 else head
+    tail = script[-half:]
+    cut = tail.find("\n")
+    tail = tail[cut + 1 :] if 0 <= cut < len(tail) - 1 else tail
+    return (head if head.endswith("\n") else head + "\n") + tail, True
+
+
 def extract_script(script: str) -> ScriptView:
-    """The executable view of a fix script (see the module docstring for what is kept)."""
+    """The executable view of a fix script (see the module docstring for what is kept); a script past
+    :data:`MAX_SCRIPT_CHARS` is read by its head and tail only (:func:`bounded_script`)."""
+    script, capped = bounded_script(script)
     lines = _logical_lines(script)
     functions = _functions(lines)
     # Function bodies are kept only when the function is called somewhere outside its own body
@@ -586,7 +613,8 @@ def extract_script(script: str) -> ScriptView:
     checks = [not content and _only_reads(line) for line, content in zip(kept, content_lines, strict=True)]
     writes = [content or _writes(line) for line, content in zip(kept, content_lines, strict=True)]
     actions = [line if content else _action_text(line) for line, content in zip(kept, content_lines, strict=True)]
-    return ScriptView(kept, checks, writes, text, frozenset(_words_of(text)), frozenset(commands), actions, order)
+    return ScriptView(kept, checks, writes, text, frozenset(_words_of(text)), frozenset(commands), actions, order,
+                      capped)
 
 
 _SED_SUBST = re.compile(r"(?<![\w])s([|/#,@:!%])((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1")

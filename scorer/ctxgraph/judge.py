@@ -225,24 +225,125 @@ _DELIMITERS: Final = {
     "tip": ("<<<TIP", "TIP>>>"),
     "script": ("<<<SCRIPT", "SCRIPT>>>"),
 }
-# ASCII angle brackets and the look-alikes a model may read as them (fullwidth, guillemets, math).
-_LT = "<\uff1c\u2039\u00ab\u276e\u27e8\u3008\u2329\ufe64"
-_GT = ">\uff1e\u203a\u00bb\u276f\u27e9\u3009\u232a\ufe65"
-_OPEN_RE = re.compile(rf"[{_LT}](?:\s*[{_LT}]){{2,}}\s*(TIP|SCRIPT)\b", re.IGNORECASE)
-_CLOSE_RE = re.compile(rf"\b(TIP|SCRIPT)\s*[{_GT}](?:\s*[{_GT}]){{2,}}", re.IGNORECASE)
+# Delimiter look-alikes are found on a *skeleton* of the text, one character for each of the text's, so
+# a match maps back to the exact span it covers and everything else stays verbatim. In the skeleton:
+# letters are folded (case, compatibility forms, accents, Cyrillic/Greek/small-capital confusables of
+# the letters of TIP and SCRIPT), angle brackets and their look-alikes become "<" or ">" (or a marker
+# for a character that reads as two or three of them), and invisible characters (zero-width, format,
+# combining marks, fillers) become _IGNORED, which the patterns skip wherever it sits.
+_IGNORED = "\x00"
+_OPEN2, _OPEN3, _CLOSE2, _CLOSE3 = "\x01", "\x02", "\x03", "\x04"
+_SINGLE_OPEN = "<\uff1c\ufe64\u2039\u276e\u27e8\u3008\u2329\u02c2\u1438\u276c\u2770\u29fc\u227a"
+_SINGLE_CLOSE = ">\uff1e\ufe65\u203a\u276f\u27e9\u3009\u232a\u02c3\u1433\u276d\u2771\u29fd\u227b"
+_DOUBLE_OPEN = "\u00ab\u300a\u27ea\u226a\u2aa1"
+_DOUBLE_CLOSE = "\u00bb\u300b\u27eb\u226b\u2aa2"
+_TRIPLE_OPEN = "\u22d8\u2af7"
+_TRIPLE_CLOSE = "\u22d9\u2af8"
+# Letters that pass for those of TIP and SCRIPT, beyond what NFKD and case folding already give.
+_CONFUSABLES = {
+    "s": "\u0455\u0405\ua731\u13da\uabaa\u01bd",
+    "c": "\u0441\u0421\u03f2\u03f9\u1d04\u13df\uabaf\u2ca5\u2ca4",
+    "r": "\u0433\u0280\uab47\u13a1\u1d26",
+    "i": "\u0456\u0406\u03b9\u0399\u0131\u04cf\u04c0\u026a\u01c0\u13a5\ua647l1|\u2223\u05c0",
+    "p": "\u0440\u0420\u03c1\u03a1\u1d18\u13e2\u2ca3\u2ca2",
+    "t": "\u0442\u0422\u03c4\u03a4\u1d1b\u13a2\u0167\u0166",
+}
+# Invisible characters outside the format/combining categories (Hangul fillers, braille blank).
+_INVISIBLE = "\u115f\u1160\u3164\uffa0\u2800"
+_WORDS = ("tip", "script")
+_SPACE = rf"[\s{_IGNORED}]*"
+_WORD_RE = "|".join((_IGNORED + "*").join(word) for word in _WORDS)
+_OPENERS = f"<{_OPEN2}{_OPEN3}"
+_CLOSERS = f">{_CLOSE2}{_CLOSE3}"
+_LOOKALIKE_RE = re.compile(
+    rf"(?P<open>[{_OPENERS}](?:{_SPACE}[{_OPENERS}])*)(?P<open_gap>{_SPACE})(?P<open_word>{_WORD_RE})(?![a-z0-9_])"
+    rf"|(?<![a-z0-9_])(?P<close_word>{_WORD_RE})(?P<close_gap>{_SPACE})(?P<close>[{_CLOSERS}](?:{_SPACE}[{_CLOSERS}])*)"
+)
+_ANY_BRACKET_RE = re.compile(
+    "[" + re.escape(_SINGLE_OPEN + _SINGLE_CLOSE + _DOUBLE_OPEN + _DOUBLE_CLOSE + _TRIPLE_OPEN + _TRIPLE_CLOSE)
+    + "]"
+)
+_skeleton_table: dict[int, str] | None = None
+
+
+def _skeleton(text: str) -> str:
+    """The text with letters, brackets and invisibles folded as described above; same length."""
+    global _skeleton_table
+    if _skeleton_table is None:
+        _skeleton_table = _build_skeleton_table()
+    return text.translate(_skeleton_table)
+
+
+def _build_skeleton_table() -> dict[int, str]:
+    import itertools
+    import unicodedata
+
+    table: dict[int, str] = {code: "\x05" for code in range(0x00, 0x05)}  # the markers never come from text
+    # Every assigned letter, mark and format character lies below U+30000 or in the tags and
+    # variation-selector plane; the rest of the code space holds nothing to fold.
+    for code in itertools.chain(range(0x30000), range(0xE0000, 0xE1000)):
+        char = chr(code)
+        if unicodedata.category(char) in ("Cf", "Mn", "Me", "Cs"):
+            table[code] = _IGNORED
+            continue
+        if char.isspace() or char.isascii() and not char.isalpha():
+            continue
+        folded = "".join(c for c in unicodedata.normalize("NFKD", char) if not unicodedata.combining(c)).casefold()
+        if len(folded) == 1 and folded in "tipscr<>" and folded != char:
+            table[code] = folded
+    for char in _INVISIBLE:
+        table[ord(char)] = _IGNORED
+    for target, chars in _CONFUSABLES.items():
+        for char in chars:
+            table[ord(char)] = target
+    for chars, target in ((_SINGLE_OPEN, "<"), (_SINGLE_CLOSE, ">"), (_DOUBLE_OPEN, _OPEN2), (_DOUBLE_CLOSE, _CLOSE2),
+                          (_TRIPLE_OPEN, _OPEN3), (_TRIPLE_CLOSE, _CLOSE3)):
+        for char in chars:
+            table[ord(char)] = target
+    return table
+
+
+def _brackets(run: str) -> int:
+    """How many angle brackets a skeleton's run of brackets reads as."""
+    return sum({"<": 1, ">": 1, _OPEN2: 2, _CLOSE2: 2, _OPEN3: 3, _CLOSE3: 3}.get(c, 0) for c in run)
 
 
 def neutralise(text: str) -> str:
     """Return ``text`` with every delimiter look-alike replaced by an inert marker; the rest verbatim.
 
-    A look-alike is three or more angle brackets (ASCII or a look-alike bracket, spaces allowed between
-    them) before or after TIP or SCRIPT in any case: ``SCRIPT>>>``, ``script >>>``, ``<<< TIP``,
-    ``SCRIPT＞＞＞``. It becomes ``[escaped SCRIPT close]`` / ``[escaped TIP open]``, which contains no
-    angle brackets, so untrusted text cannot end its block or open a new one. Ordinary shell such as
-    ``cat <<EOF`` or ``grep x <<< "$v"`` is left alone. Nothing is truncated.
+    A look-alike is TIP or SCRIPT next to angle brackets, as a reader would see it once invisible
+    characters are dropped and look-alike characters read as what they resemble:
+
+    - three or more brackets before or after the word, spaces allowed: ``SCRIPT>>>``,
+      ``script >>>``, ``<<< TIP``, ``SCRIPT＞＞＞``, ``SCRIPT»>``;
+    - two brackets right after the word (a shortened close): ``SCRIPT>>``, ``TIP>\u200b>``;
+    - the word in look-alike letters or with invisible characters inside: Cyrillic ``ЅCRIPT>>>``,
+      ``SCR\u200bIPT>>>``, fullwidth or mathematical letters, small capitals, accents.
+
+    It becomes ``[escaped SCRIPT close]`` / ``[escaped TIP open]``, which contains no angle brackets,
+    so untrusted text cannot end its block or open a new one. Ordinary shell such as ``cat <<EOF``,
+    ``cat <<SCRIPT`` (a two-bracket open opens nothing the real close would not end), ``grep x <<<
+    "$v"`` or ``cat $SCRIPT >> log`` is left alone. Nothing is truncated.
     """
-    text = _OPEN_RE.sub(lambda m: f"[escaped {m.group(1).upper()} open]", text)
-    return _CLOSE_RE.sub(lambda m: f"[escaped {m.group(1).upper()} close]", text)
+    if not _ANY_BRACKET_RE.search(text):
+        return text
+    skeleton = _skeleton(text)
+    out: list[str] = []
+    position = 0
+    for match in _LOOKALIKE_RE.finditer(skeleton):
+        if match.group("open") is not None:
+            word, side = match.group("open_word"), "open"
+            escaped = _brackets(match.group("open")) >= 3
+        else:
+            word, side = match.group("close_word"), "close"
+            count = _brackets(match.group("close"))
+            escaped = count >= 3 or (count == 2 and not match.group("close_gap").strip(_IGNORED))
+        if escaped:
+            out.append(text[position : match.start()])
+            out.append(f"[escaped {word.replace(_IGNORED, '').upper()} {side}]")
+            position = match.end()
+    out.append(text[position:])
+    return "".join(out)
 
 
 def build_messages(prompt_text: str, tip: str, script: str) -> list[dict[str, str]]:
@@ -314,6 +415,9 @@ class JudgeClient:
     before any success (for instance a prompt longer than the context) is that row's permanent
     ``http_error`` and does not change the mode; once a mode is known to work, a 400/422 is simply
     permanent for that row.
+
+    ``timeout`` is one deadline per HTTP request for all of it: connecting, sending and every byte of
+    the answer (a server trickling its reply is cut off there; httpx alone bounds only each read).
 
     429, 5xx, timeouts and connection errors are retried up to ``max_retries`` times with exponential
     backoff plus jitter; a ``Retry-After`` up to ``retry_after_max`` seconds is waited out, a longer one
@@ -502,9 +606,11 @@ class JudgeClient:
             attempt += 1
             retry_after: float | None = None
             try:
-                response = await http.post(url, json=payload)
-            except httpx.TimeoutException as exc:
-                code, detail = ERR_TIMEOUT, f"no answer within {self.timeout}s ({type(exc).__name__})"
+                # httpx's timeouts bound each read, so a server trickling a byte at a time never trips
+                # them: the whole exchange (connect, send, every byte of the answer) gets one deadline.
+                response = await asyncio.wait_for(http.post(url, json=payload), self.timeout)
+            except (httpx.TimeoutException, TimeoutError) as exc:
+                code, detail = ERR_TIMEOUT, f"no whole answer within {self.timeout}s ({type(exc).__name__})"
             except httpx.TransportError as exc:
                 code, detail = ERR_CONNECTION, f"{type(exc).__name__}: {exc}"
             else:
@@ -613,13 +719,22 @@ def _clip(text: str) -> str:
 
 
 def list_models(
-    base_url: str, *, timeout: float = 10.0, transport: httpx.BaseTransport | None = None
+    base_url: str, *, timeout: float = 10.0, transport: httpx.AsyncBaseTransport | None = None
 ) -> list[str]:
-    """Return the model ids the server lists at ``GET {base_url}/models``; raise JudgeError otherwise."""
+    """Return the model ids the server lists at ``GET {base_url}/models``; raise JudgeError otherwise.
+
+    ``timeout`` bounds the whole request (connect, send, every byte of the answer), not each read.
+    """
     url = f"{base_url.rstrip('/')}/models"
+
+    async def fetch() -> httpx.Response:
+        async with httpx.AsyncClient(timeout=timeout, transport=transport) as http:
+            return await asyncio.wait_for(http.get(url), timeout)
+
     try:
-        with httpx.Client(timeout=timeout, transport=transport) as http:
-            response = http.get(url)
+        response = asyncio.run(fetch())
+    except (httpx.TimeoutException, TimeoutError) as exc:
+        raise JudgeError(f"the judge at {url} gave no whole answer within {timeout}s") from exc
     except httpx.HTTPError as exc:
         raise JudgeError(f"cannot reach the judge at {url}: {type(exc).__name__}: {exc}") from exc
     if response.status_code != 200:

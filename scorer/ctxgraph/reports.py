@@ -9,6 +9,7 @@ in an installed wheel), so each report exists once. This module adds only titles
 from __future__ import annotations
 
 import math
+import unicodedata
 from dataclasses import dataclass, field
 from datetime import datetime
 from decimal import Decimal
@@ -20,7 +21,7 @@ import psycopg
 
 from ctxgraph import store
 
-__all__ = ["AuditData", "Section", "audit_files", "collect", "render_text", "render_text_section"]
+__all__ = ["AuditData", "Section", "audit_files", "collect", "render_text", "render_text_section", "visible"]
 
 TEXT_WIDTH = 64  # widest text cell in terminal tables; the HTML page shows whole texts
 
@@ -130,8 +131,27 @@ def collect(conn: psycopg.Connection, skill: str, run_id: str | None = None, rul
     return data
 
 
+def visible(text: str) -> str:
+    """``text`` safe to print on a terminal: every control or format character (ESC, C1 controls such as
+    CSI, BEL, bidirectional overrides, zero-width characters) spelled out as ``\\xNN`` / ``\\uNNNN``,
+    so tip bodies and ids can neither move the cursor, recolour, retitle the terminal nor reorder what
+    is shown. Line breaks and tabs are the caller's to handle (cells fold them into spaces)."""
+    if text.isprintable():
+        return text
+    return "".join(_spelled(c) if c not in "\n\t" and unicodedata.category(c) in _UNPRINTED else c for c in text)
+
+
+_UNPRINTED = {"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}
+
+
+def _spelled(char: str) -> str:
+    code = ord(char)
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}" if code < 0x10000 else f"\\U{code:08x}"
+
+
 def format_cell(value: Any, width: int = TEXT_WIDTH) -> str:
-    """A value as a terminal cell: 3-decimal floats, yes/no booleans, long texts cut with an ellipsis."""
+    """A value as a terminal cell: 3-decimal floats, yes/no booleans, long texts cut with an ellipsis,
+    control and format characters spelled out (:func:`visible`)."""
     if value is None:
         return "-"
     if isinstance(value, bool):
@@ -140,29 +160,29 @@ def format_cell(value: Any, width: int = TEXT_WIDTH) -> str:
         return "nan" if math.isnan(value) else f"{value:.3f}"
     if isinstance(value, Decimal):  # round(x::numeric, 3) in the audit files
         return "nan" if value.is_nan() else str(value)
-    text = " ".join(str(value).split())
+    text = visible(" ".join(str(value).split()))
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
 def _table(section: Section) -> list[str]:
     cells = [[format_cell(v) for v in row] for row in section.rows]
-    widths = [max([len(c)] + [len(r[i]) for r in cells]) for i, c in enumerate(section.columns)]
+    widths = [max([len(visible(c))] + [len(r[i]) for r in cells]) for i, c in enumerate(section.columns)]
     numeric = [all(isinstance(row[i], (int, float, Decimal)) and not isinstance(row[i], bool) or row[i] is None
                    for row in section.rows) for i in range(len(section.columns))]
 
     def line(values: list[str]) -> str:
         return "  ".join(v.rjust(w) if n else v.ljust(w) for v, w, n in zip(values, widths, numeric)).rstrip()
 
-    out = [line(section.columns), line(["-" * w for w in widths])]
+    out = [line([visible(c) for c in section.columns]), line(["-" * w for w in widths])]
     out.extend(line(r) for r in cells)
     return out
 
 
 def render_text_section(section: Section) -> str:
     """One section as an aligned terminal table."""
-    lines = [f"== {section.title}"]
+    lines = [f"== {visible(section.title)}"]
     if section.note:
-        lines.append(f"   {section.note}")
+        lines.append(f"   {visible(section.note)}")
     if section.rows:
         lines.extend("   " + row for row in _table(section))
     else:
@@ -172,7 +192,7 @@ def render_text_section(section: Section) -> str:
 
 def render_text(data: AuditData) -> str:
     """Every section as an aligned terminal table."""
-    scope = f"skill {data.skill}" + (f", run {data.run_id}" if data.run_id else ", all runs")
+    scope = visible(f"skill {data.skill}" + (f", run {data.run_id}" if data.run_id else ", all runs"))
     lines = [f"ctxgraph audit: {scope} ({data.generated_at:%Y-%m-%d %H:%M %Z})"]
     for section in data.sections:
         lines.append("")

@@ -147,6 +147,8 @@ class PassSummary:
     notes: list[str] = field(default_factory=list)
     log_problems: Counter[str] = field(default_factory=Counter)
     retry_reasons: Counter[str] = field(default_factory=Counter)
+    # The run log's index: its problems with their line numbers, and how each row's script was found.
+    script_index: ScriptIndex | None = None
 
     @property
     def left_for_retry(self) -> int:
@@ -185,7 +187,9 @@ class PassSummary:
             lines.append("  follow_probability NULL by reason: " + _counts(signal_nulls))
         if self.retry_reasons:
             lines.append("  left for the next pass by reason: " + _counts(self.retry_reasons))
-        if self.log_problems:
+        if self.script_index is not None:
+            lines.extend(f"  {line}" for line in self.script_index.report_lines())
+        elif self.log_problems:
             lines.append("  run-log problems (lines skipped or incomplete): " + _counts(self.log_problems))
         if self.effects_fitted is not None:
             lines.append(f"  tip effects refitted for {self.effects_fitted} tips with evidence, "
@@ -413,13 +417,10 @@ class _SignalLeg:
 
 
 def _script_for(row: ClaimedRow, index: ScriptIndex) -> AttemptRecord | None:
-    """The attempt the retrieval belongs to: by attempt id (or its number), else by time window."""
-    if row.attempt_id is not None:
-        record = index.by_attempt_id(row.attempt_id)
-        if record is None and row.attempt_number is not None:
-            record = index.by_number(row.run_id, row.rule_id, row.attempt_number)
-        return record  # a linked row never falls back to a window: that could pick another attempt
-    return index.by_window(row.run_id, row.rule_id, row.retrieved_at)
+    """The attempt the retrieval belongs to, by the index's mapping rule (runlog.ScriptIndex.attempt_for):
+    a log line's attempt_id only when it names this row's attempt, else the attempt's number, else
+    (unlinked rows) the attempt window; never by position."""
+    return index.attempt_for(row)
 
 
 def _attach_scripts(rows: list[ClaimedRow], index: ScriptIndex
@@ -486,6 +487,7 @@ def _run(conn: psycopg.Connection, store: Store, config: PassConfig, summary: Pa
     log = read_run_log(config.log_path, config.run_id)
     summary.log_problems.update(log.problems_by_kind())
     index = ScriptIndex.from_run_log(log)
+    summary.script_index = index
     if not any(_script_for(row, index) is not None for row in candidates):
         raise PassRefused(
             f"the run log {config.log_path} matches none of the attempts of run {config.run_id}'s "

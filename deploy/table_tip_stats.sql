@@ -678,10 +678,40 @@ BEGIN
 END
 $$;
 
+-- TRUNCATE fires no row or statement trigger of INSERT, UPDATE or DELETE, so without this the
+-- levels kept the figures of rows that no longer exist. A TRUNCATE of a skill's log (directly,
+-- through the parent, or by CASCADE from its attempts, runs or tips) rebuilds that skill's levels
+-- from what is left. The trigger is made on the parent, where it only stands as the definition
+-- ensure_skill_partitions copies: a TRUNCATE of the parent also fires every partition's copy, and
+-- each rebuilds its own skill.
+CREATE FUNCTION ctxgraph._tip_stats_after_retrievals_truncate()
+RETURNS trigger
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, ctxgraph, pg_temp
+AS $$
+DECLARE
+    skill_name text;
+BEGIN
+    SELECT s.name INTO skill_name FROM ctxgraph.skills AS s WHERE s.name = TG_TABLE_SCHEMA;
+    IF FOUND THEN
+        PERFORM ctxgraph._tip_stats_rebuild(skill_name, NULL);
+    END IF;
+    RETURN NULL;
+END
+$$;
+
+COMMENT ON FUNCTION ctxgraph._tip_stats_after_retrievals_truncate() IS
+    'Private: after a TRUNCATE of a skill''s tip_retrievals, rebuilds that skill''s maintained levels from the log (the trigger tip_stats_after_truncate).';
+
+CREATE TRIGGER tip_stats_after_truncate AFTER TRUNCATE ON ctxgraph.tip_retrievals
+    FOR EACH STATEMENT EXECUTE FUNCTION ctxgraph._tip_stats_after_retrievals_truncate();
+
 REVOKE ALL ON FUNCTION ctxgraph._tip_pair_aggregate(text, bigint, bigint),
     ctxgraph._rule_stats_apply(text, bigint[]),
     ctxgraph._tip_stats_apply(text, bigint[], bigint[], integer[], timestamptz[], boolean[]),
-    ctxgraph._tip_stats_rebuild(text, bigint[]) FROM PUBLIC;
+    ctxgraph._tip_stats_rebuild(text, bigint[]),
+    ctxgraph._tip_stats_after_retrievals_truncate() FROM PUBLIC;
 
 -- Partitions of the new tables for existing skills (add_skill makes them for later ones), then
 -- every level built from the log.

@@ -105,6 +105,22 @@ BEGIN
 END
 $$;
 
+-- The TRUNCATE trigger, on the parent and on every skill's partition (copies, not inherited); IF
+-- EXISTS, since a database deployed before this change gained it has neither.
+DO $$
+DECLARE
+    rel regclass;
+BEGIN
+    FOR rel IN
+        SELECT t.tgrelid::regclass FROM pg_catalog.pg_trigger AS t
+         WHERE t.tgname = 'tip_stats_after_truncate' AND NOT t.tgisinternal
+         ORDER BY t.tgrelid
+    LOOP
+        EXECUTE format('DROP TRIGGER tip_stats_after_truncate ON %s', rel);
+    END LOOP;
+END
+$$;
+DROP FUNCTION IF EXISTS ctxgraph._tip_stats_after_retrievals_truncate();
 DROP FUNCTION ctxgraph._tip_stats_rebuild(text, bigint[]);
 DROP FUNCTION ctxgraph._tip_stats_apply(text, bigint[], bigint[], integer[], timestamptz[], boolean[]);
 DROP FUNCTION ctxgraph._rule_stats_apply(text, bigint[]);

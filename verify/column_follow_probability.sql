@@ -12,8 +12,7 @@ SELECT 1 / count(*) FILTER (WHERE has_column_privilege('ctxgraph_scorer', t, 'fo
            / (count(*) FILTER (WHERE NOT has_column_privilege('ctxgraph_writer', t, 'follow_probability', 'INSERT')
                                  AND NOT has_column_privilege('ctxgraph_writer', t, 'follow_probability', 'UPDATE')
                                  AND NOT has_column_privilege('ctxgraph_scorer', t, 'follow_probability', 'INSERT')
-                                 AND has_column_privilege('ctxgraph_writer', t, 'rank', 'INSERT')
-                                 AND has_column_privilege('ctxgraph_writer', t, 'tip_followed_llm', 'INSERT'))
+                                 AND has_column_privilege('ctxgraph_writer', t, 'rank', 'INSERT'))
               = count(*))::int
   FROM (SELECT 'ctxgraph.tip_retrievals'::regclass AS t
         UNION ALL

@@ -24,8 +24,8 @@ SELECT 1 / (COUNT(*) = 4)::int
 SELECT 1 / (COUNT(*) = 4)::int FROM pg_catalog.pg_roles AS r
  WHERE r.rolname IN ('ctxgraph_writer', 'ctxgraph_scorer', 'ctxgraph_ranker', 'ctxgraph_analyst')
    AND pg_catalog.has_schema_privilege(r.oid, 'stig', 'USAGE');
-SELECT 1 / (pg_catalog.has_table_privilege('ctxgraph_writer', 'stig.attempts', 'INSERT')
-            AND pg_catalog.has_column_privilege('ctxgraph_writer', 'stig.attempts', 'passed', 'UPDATE')
+SELECT 1 / (pg_catalog.has_column_privilege('ctxgraph_writer', 'stig.attempts', 'rule_id', 'INSERT')
+            AND pg_catalog.has_column_privilege('ctxgraph_writer', 'stig.runs', 'ended_at', 'UPDATE')
             AND NOT pg_catalog.has_column_privilege('ctxgraph_writer', 'stig.attempts', 'rule_id', 'UPDATE')
             AND pg_catalog.has_table_privilege('ctxgraph_analyst', 'stig.tip_retrievals', 'SELECT')
             AND NOT pg_catalog.has_table_privilege('ctxgraph_analyst', 'stig.tip_retrievals', 'INSERT')

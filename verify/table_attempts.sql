@@ -25,12 +25,12 @@ SELECT 1 / (COUNT(*) = 5)::int
 SELECT 1 / COUNT(*) FROM pg_catalog.pg_constraint
  WHERE conrelid = 'ctxgraph.attempts'::regclass AND contype = 'f' AND confrelid = 'ctxgraph.failure_modes'::regclass;
 
--- The writer inserts attempts and may update only the result columns; scorer and analyst read;
--- the ranker does not see attempts.
+-- The writer inserts attempts and may update none of their keys; scorer and analyst read; the
+-- ranker does not see attempts. (The INSERT is checked on the columns the write path fills, and
+-- the results are not checked as the writer's: privileges_write_path leaves them to record_outcome.)
 SELECT 1 / (pg_catalog.has_table_privilege('ctxgraph_writer', 'ctxgraph.attempts', 'SELECT')
-            AND pg_catalog.has_table_privilege('ctxgraph_writer', 'ctxgraph.attempts', 'INSERT')
-            AND pg_catalog.has_column_privilege('ctxgraph_writer', 'ctxgraph.attempts', 'passed', 'UPDATE')
-            AND pg_catalog.has_column_privilege('ctxgraph_writer', 'ctxgraph.attempts', 'failure_mode', 'UPDATE')
+            AND pg_catalog.has_column_privilege('ctxgraph_writer', 'ctxgraph.attempts', 'rule_id', 'INSERT')
+            AND pg_catalog.has_column_privilege('ctxgraph_writer', 'ctxgraph.attempts', 'attempt_number', 'INSERT')
             AND NOT pg_catalog.has_column_privilege('ctxgraph_writer', 'ctxgraph.attempts', 'rule_id', 'UPDATE')
             AND NOT pg_catalog.has_column_privilege('ctxgraph_writer', 'ctxgraph.attempts', 'attempt_number', 'UPDATE')
             AND NOT pg_catalog.has_table_privilege('ctxgraph_writer', 'ctxgraph.attempts', 'DELETE')

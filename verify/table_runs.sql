@@ -14,8 +14,9 @@ SELECT 1 / COUNT(*) FROM pg_catalog.pg_constraint
  WHERE conrelid = 'ctxgraph.runs'::regclass AND contype = 'f' AND confrelid = 'ctxgraph.skills'::regclass;
 
 -- The writer inserts runs and may only close them; scorer and analyst read; the ranker does not.
+-- (The INSERT is checked on the columns the write path fills: privileges_write_path narrows it to them.)
 SELECT 1 / (pg_catalog.has_table_privilege('ctxgraph_writer', 'ctxgraph.runs', 'SELECT')
-            AND pg_catalog.has_table_privilege('ctxgraph_writer', 'ctxgraph.runs', 'INSERT')
+            AND pg_catalog.has_column_privilege('ctxgraph_writer', 'ctxgraph.runs', 'id', 'INSERT')
             AND pg_catalog.has_column_privilege('ctxgraph_writer', 'ctxgraph.runs', 'ended_at', 'UPDATE')
             AND NOT pg_catalog.has_column_privilege('ctxgraph_writer', 'ctxgraph.runs', 'id', 'UPDATE')
             AND NOT pg_catalog.has_table_privilege('ctxgraph_writer', 'ctxgraph.runs', 'DELETE'))::int;

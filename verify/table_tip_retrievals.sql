@@ -26,15 +26,14 @@ SELECT 1 / (COUNT(*) = 3)::int FROM pg_catalog.pg_index
    AND indexrelid IN ('ctxgraph.tip_retrievals_tip_idx'::regclass, 'ctxgraph.tip_retrievals_attempt_idx'::regclass,
                       'ctxgraph.tip_retrievals_run_rule_idx'::regclass);
 
--- The writer logs rows and may set only the link and the outcome; scorer and analyst read; the
--- ranker reads the views, not the raw log. The writer's INSERT is checked on the columns it logs:
--- column_follow_probability narrows it from the whole table to them.
+-- The writer logs rows and may update no logged column; scorer and analyst read; the ranker reads
+-- the views, not the raw log. The writer's INSERT is checked on the columns it logs:
+-- column_follow_probability narrows it from the whole table to them, and privileges_write_path
+-- leaves the link and the outcome to the write-path functions.
 SELECT 1 / (pg_catalog.has_table_privilege('ctxgraph_writer', 'ctxgraph.tip_retrievals', 'SELECT')
             AND pg_catalog.has_column_privilege('ctxgraph_writer', 'ctxgraph.tip_retrievals', 'tip_id', 'INSERT')
             AND pg_catalog.has_column_privilege('ctxgraph_writer', 'ctxgraph.tip_retrievals', 'rank', 'INSERT')
             AND pg_catalog.has_sequence_privilege('ctxgraph_writer', 'ctxgraph.tip_retrievals_id_seq', 'USAGE')
-            AND pg_catalog.has_column_privilege('ctxgraph_writer', 'ctxgraph.tip_retrievals', 'attempt_id', 'UPDATE')
-            AND pg_catalog.has_column_privilege('ctxgraph_writer', 'ctxgraph.tip_retrievals', 'outcome_value', 'UPDATE')
             AND NOT pg_catalog.has_column_privilege('ctxgraph_writer', 'ctxgraph.tip_retrievals', 'tip_id', 'UPDATE')
             AND NOT pg_catalog.has_table_privilege('ctxgraph_writer', 'ctxgraph.tip_retrievals', 'DELETE'))::int;
 SELECT 1 / (COUNT(*) = 2)::int

@@ -147,3 +147,41 @@ BEGIN
 EXCEPTION WHEN assert_failure THEN NULL;
 END
 $$;
+
+-- TRUNCATE: the trigger is on the parent and on every skill's partition, and a truncated log
+-- leaves its skill's levels as a rebuild from what is left (rolled back, on a skill made for it;
+-- the CASCADE reaches retrieval_scores, whose rows come back with the rollback).
+SELECT 1 / (count(*) = 1 + (SELECT count(*) FROM ctxgraph.skills))::int
+  FROM pg_catalog.pg_trigger AS t
+ WHERE t.tgname = 'tip_stats_after_truncate' AND NOT t.tgisinternal AND t.tgenabled = 'O'
+   AND t.tgfoid = 'ctxgraph._tip_stats_after_retrievals_truncate()'::regprocedure
+   AND (t.tgrelid = 'ctxgraph.tip_retrievals'::regclass
+        OR t.tgrelid IN (SELECT i.inhrelid FROM pg_catalog.pg_inherits AS i
+                          WHERE i.inhparent = 'ctxgraph.tip_retrievals'::regclass));
+DO $$
+DECLARE
+    tip     bigint;
+    attempt bigint;
+BEGIN
+    PERFORM ctxgraph.add_skill('verify_truncate', 'binary');
+    INSERT INTO ctxgraph.tips (skill, rule_id, body) VALUES ('verify_truncate', 'verify-rule', 'verify tip') RETURNING id INTO tip;
+    attempt := ctxgraph.save_attempt('verify_truncate', 'verify-run', 'verify-rule', 1);
+    PERFORM ctxgraph.update_retrieval_attempt_ids('verify_truncate',
+                ARRAY(SELECT ctxgraph.log_retrievals('verify_truncate', 'verify-run', 'verify-rule', ARRAY[tip], ARRAY[0.9])),
+                attempt);
+    PERFORM ctxgraph.record_outcome('verify_truncate', attempt, true);
+    IF (SELECT scored FROM ctxgraph.tip_stats WHERE skill = 'verify_truncate' AND tip_id = tip) IS DISTINCT FROM 1::bigint THEN
+        RAISE EXCEPTION 'verify: the probe''s retrieval was not counted';
+    END IF;
+    TRUNCATE verify_truncate.tip_retrievals CASCADE;
+    IF (SELECT (retrievals, scored, attempts, runs) FROM ctxgraph.tip_stats WHERE skill = 'verify_truncate' AND tip_id = tip)
+           IS DISTINCT FROM (0::bigint, 0::bigint, 0::bigint, 0::bigint)
+       OR EXISTS (SELECT 1 FROM ctxgraph.tip_attempt_stats WHERE skill = 'verify_truncate')
+       OR EXISTS (SELECT 1 FROM ctxgraph.rule_attempt_stats WHERE skill = 'verify_truncate')
+       OR EXISTS (SELECT 1 FROM ctxgraph.rule_stats WHERE skill = 'verify_truncate' AND attempts <> 0) THEN
+        RAISE EXCEPTION 'verify: TRUNCATE of the log left stale maintained levels';
+    END IF;
+    RAISE EXCEPTION USING ERRCODE = 'P0004', MESSAGE = 'rollback';
+EXCEPTION WHEN assert_failure THEN NULL;
+END
+$$;

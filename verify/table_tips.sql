@@ -17,7 +17,7 @@ SELECT 1 / (pg_catalog.pg_get_serial_sequence('ctxgraph.tips', 'id') = 'ctxgraph
 -- The writer adds tips but cannot retire or edit them (eviction is a SECURITY DEFINER function);
 -- the scorer may fill only the embedding; ranker and analyst read.
 SELECT 1 / (pg_catalog.has_table_privilege('ctxgraph_writer', 'ctxgraph.tips', 'SELECT')
-            AND pg_catalog.has_table_privilege('ctxgraph_writer', 'ctxgraph.tips', 'INSERT')
+            AND pg_catalog.has_column_privilege('ctxgraph_writer', 'ctxgraph.tips', 'body', 'INSERT')
             AND pg_catalog.has_sequence_privilege('ctxgraph_writer', 'ctxgraph.tips_id_seq', 'USAGE')
             AND NOT pg_catalog.has_column_privilege('ctxgraph_writer', 'ctxgraph.tips', 'retired_at', 'UPDATE')
             AND NOT pg_catalog.has_table_privilege('ctxgraph_writer', 'ctxgraph.tips', 'DELETE'))::int;

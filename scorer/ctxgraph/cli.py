@@ -248,6 +248,9 @@ def _load(args: argparse.Namespace) -> int:
     conn = _connect()
     with conn:
         store.require_skill(conn, args.skill)
+        # The tips and each file are then transactions of their own, so a load a deadlock aborted
+        # (40P01) can be run again from its first line without locks an earlier file still holds.
+        conn.commit()
         try:
             tips = loader.load_tips(conn, args.skill, args.tips)
             print(f"tips: {len(tips)} from {args.tips}")

@@ -3,6 +3,6 @@
 The class lives in :mod:`ctxgraph.store`, the one module that speaks SQL; this name is the public import.
 """
 
-from ctxgraph.store import Client, connect
+from ctxgraph.store import DEADLOCK_RETRIES, Client, connect, run_in_transaction
 
-__all__ = ["Client", "connect"]
+__all__ = ["DEADLOCK_RETRIES", "Client", "connect", "run_in_transaction"]

@@ -10,6 +10,9 @@ The bulk ingest (the default): the same lines are staged with one COPY and writt
 ``ctxgraph.ingest_run_log``, which applies the per-call functions' own checks to every line and
 leaves the same end state. A file loads in one transaction either way: a bad line (reported with
 its number, by Python or by the SQL function) or a run already loaded leaves nothing half-written.
+The transaction is run by :func:`ctxgraph.store.run_in_transaction`: when a concurrent writer and
+this load deadlock on the tips' stats rows and PostgreSQL aborts the load (40P01), the file is
+written again from its first line, up to ``DEADLOCK_RETRIES`` times.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 
 import psycopg
 
-from ctxgraph.store import Client, Store
+from ctxgraph.store import DEADLOCK_RETRIES, Client, Store, run_in_transaction
 
 __all__ = ["LoadError", "RunLoaded", "load_run", "load_tips", "stage_lines"]
 
@@ -86,15 +89,16 @@ def load_tips(conn: psycopg.Connection, skill: str, path: Path) -> dict[str, int
 
 
 def load_run(conn: psycopg.Connection, skill: str, path: Path, tip_ids: dict[str, int],
-             *, bulk: bool = True) -> list[RunLoaded]:
+             *, bulk: bool = True, deadlock_retries: int = DEADLOCK_RETRIES) -> list[RunLoaded]:
     """Load every run in one run log through the write path, one transaction for the file.
 
     ``bulk`` (the default) stages the file with COPY and writes it with ``ctxgraph.ingest_run_log``;
-    ``bulk=False`` replays it through the four per-call functions. Both leave the same rows.
+    ``bulk=False`` replays it through the four per-call functions. Both leave the same rows. A load
+    aborted by a deadlock (40P01) is run again, up to ``deadlock_retries`` times.
     """
     if bulk:
-        return _load_run_bulk(conn, skill, path, tip_ids)
-    return _load_run_per_call(conn, skill, path, tip_ids)
+        return _load_run_bulk(conn, skill, path, tip_ids, deadlock_retries)
+    return _load_run_per_call(conn, skill, path, tip_ids, deadlock_retries)
 
 
 def _text(path: Path, number: int, item: dict, key: str) -> str | None:
@@ -158,7 +162,7 @@ def stage_lines(path: Path, tip_ids: dict[str, int]) -> Iterator[tuple[Any, ...]
 
 
 def _load_run_bulk(conn: psycopg.Connection, skill: str, path: Path,
-                   tip_ids: dict[str, int]) -> list[RunLoaded]:
+                   tip_ids: dict[str, int], deadlock_retries: int) -> list[RunLoaded]:
     rows: list[tuple[Any, ...]] = []
     problem: LoadError | None = None
     try:
@@ -166,7 +170,8 @@ def _load_run_bulk(conn: psycopg.Connection, skill: str, path: Path,
     except LoadError as exc:
         problem = exc
     client = Client(conn)
-    with conn.transaction():
+
+    def write() -> list[RunLoaded]:
         if problem is None:
             return [RunLoaded(r["run_id"], r["attempts"], r["retrievals"])
                     for r in client.ingest_run_log(skill, rows)]
@@ -177,13 +182,16 @@ def _load_run_bulk(conn: psycopg.Connection, skill: str, path: Path,
             client.ingest_run_log(skill, rows)
         raise problem
 
+    return run_in_transaction(conn, write, deadlock_retries=deadlock_retries)
+
 
 def _load_run_per_call(conn: psycopg.Connection, skill: str, path: Path,
-                       tip_ids: dict[str, int]) -> list[RunLoaded]:
-    pending: dict[tuple[str, str, int], list[int]] = {}
-    loaded: dict[str, list[int]] = {}
+                       tip_ids: dict[str, int], deadlock_retries: int) -> list[RunLoaded]:
     client = Client(conn)
-    with conn.transaction():
+
+    def replay() -> list[RunLoaded]:
+        pending: dict[tuple[str, str, int], list[int]] = {}
+        loaded: dict[str, list[int]] = {}
         for number, item in _lines(path):
             kind = item.get("type")
             if kind == "retrieval":
@@ -217,4 +225,6 @@ def _load_run_per_call(conn: psycopg.Connection, skill: str, path: Path,
             elif kind == "run_end" and item.get("ended_at"):
                 Store(conn).set_run_ended(skill, item.get("run_id"), _time(path, number, item["ended_at"]))
             # run_start, note, eval_detail and unknown types carry nothing the write path takes.
-    return [RunLoaded(run_id, counts[0], counts[1]) for run_id, counts in loaded.items()]
+        return [RunLoaded(run_id, counts[0], counts[1]) for run_id, counts in loaded.items()]
+
+    return run_in_transaction(conn, replay, deadlock_retries=deadlock_retries)

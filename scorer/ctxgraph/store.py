@@ -3,6 +3,8 @@
 - :class:`Client`: one parameterised call per public SQL function and per-skill view (the agent's
   write path, the ranker's and the eviction job's reads), modelled on pgmq's Python client: no logic,
   and the caller owns the connection and the transaction.
+- :func:`run_in_transaction`: runs a unit of work in one transaction and runs it again when
+  PostgreSQL breaks a deadlock by aborting it (40P01); the loader's way to write a file.
 - :class:`Store`: the scoring pass's reads and batched writes, the loader's tip lookups, the label
   resolution of ``ctxgraph evaluate``, and :func:`run_audit_file`, which runs the analysts'
   ``sql/audit`` files with the psql variables bound as parameters.
@@ -14,16 +16,18 @@ Every statement is parameterised; every batch is one statement (``UPDATE ... FRO
 from __future__ import annotations
 
 import os
+import random
 import re
-from collections.abc import Iterable, Mapping, Sequence
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 import psycopg
 from pgvector.psycopg import register_vector
-from psycopg import sql
+from psycopg import errors, pq, sql
 from psycopg.rows import dict_row
 from psycopg.types.json import Jsonb
 
@@ -33,6 +37,7 @@ __all__ = [
     "CachedVerdict",
     "ClaimedRow",
     "Client",
+    "DEADLOCK_RETRIES",
     "DatabaseError",
     "RowScore",
     "SimulatorStore",
@@ -42,7 +47,15 @@ __all__ = [
     "connect",
     "require_skill",
     "run_audit_file",
+    "run_in_transaction",
 ]
+
+T = TypeVar("T")
+
+#: How many times :func:`run_in_transaction` runs a unit of work again after a deadlock aborted it.
+DEADLOCK_RETRIES = 3
+#: Seconds :func:`run_in_transaction` waits (times the retry's number, with jitter) before a retry.
+DEADLOCK_BACKOFF = 0.05
 
 
 class DatabaseError(RuntimeError):
@@ -138,11 +151,42 @@ _STAGING_COLUMNS = ("line", "kind", "run_id", "rule_id", "attempt_number", "retr
                     "similarity_scores", "approach", "started_at", "ended_at", "passed", "failure_mode")
 
 
+def run_in_transaction(conn: psycopg.Connection, work: Callable[[], T], *,
+                       deadlock_retries: int = DEADLOCK_RETRIES) -> T:
+    """Run ``work()`` in one transaction of ``conn`` and commit it; return what it returns.
+
+    The triggers that keep ``tip_stats`` lock each tip's row until the transaction ends, in tip order
+    within a statement. A transaction of several statements (the per-call write path: one
+    ``log_retrievals`` per prompt) takes them in the order its statements come, so two writers that
+    log tips X then Y and Y then X wait for each other, and PostgreSQL aborts one with 40P01
+    (deadlock_detected). Nothing of the aborted transaction was written and the other one goes on,
+    so the work is run again from the start, as a new transaction, up to ``deadlock_retries`` times;
+    a further deadlock raises. Each retry first waits a little (``DEADLOCK_BACKOFF`` seconds times
+    the retry's number, with jitter) so that the transaction that went on takes the rows it was
+    waiting for before the retry asks for them again. ``work`` must therefore do nothing but database work that may be
+    repeated (the loader's replay of a file). Inside a transaction the caller already holds (a
+    savepoint), the locks taken earlier would still be held, so the work runs once and a deadlock
+    raises as it is.
+    """
+    retries = deadlock_retries if conn.info.transaction_status == pq.TransactionStatus.IDLE else 0
+    retried = 0
+    while True:
+        try:
+            with conn.transaction():
+                return work()
+        except errors.DeadlockDetected:
+            if retried >= retries:
+                raise
+            retried += 1
+            time.sleep(DEADLOCK_BACKOFF * retried * random.uniform(0.5, 1.5))
+
+
 class Client:
     """One method per public SQL function and per-skill view; the caller owns connection and transaction.
 
     Modelled on pgmq's Python client: each method is one parameterised statement and nothing else (no
-    retries, no commits, no checks that the SQL does not already make). An optional argument left None
+    retries, no commits, no checks that the SQL does not already make). A caller that writes several
+    calls in one transaction runs them through :func:`run_in_transaction`, which retries a deadlock. An optional argument left None
     is not passed at all, so the SQL function's own default applies (``now()`` for ``as_of`` and
     ``retrieved_at``). Set-returning functions and views come back as lists of dicts keyed by column.
     SQL errors surface as psycopg exceptions with their documented SQLSTATEs (see the README).

@@ -1,9 +1,10 @@
 -- Privileges both ways, per role, on the parents and on each skill's tables, then the same facts
 -- seen from inside each role with SET LOCAL ROLE (the suite runs as a superuser).
 --
---   writer   the agent's write path: INSERT/SELECT the four tables (tip_retrievals: INSERT on
---            every column but follow_probability), UPDATE only the write-path columns, EXECUTE
---            the write-path functions; no DEF-27 columns, no DELETE.
+--   writer   the agent's write path: SELECT the four tables, INSERT only the columns the write
+--            path fills, UPDATE only a run's end, EXECUTE the write-path functions (which run with
+--            their owner's rights and write results, links and outcomes); no DEF-27 columns, no
+--            embeddings, timestamps or retirements, no DELETE.
 --   scorer   SELECT the four tables; UPDATE only tip_followed_llm/emb/computed_at,
 --            follow_probability and its cache tips.embedding.
 --   ranker   SELECT tips (and the registries) only.
@@ -25,9 +26,9 @@ SELECT schema_privs_are(s, r, CASE WHEN r = 'public' THEN '{}'::name[] ELSE ARRA
 -- ---------------------------------------------------------------------------------------------
 CREATE TEMP TABLE expected_table_privs (role_name name, tbl name, privs name[], ord serial);
 INSERT INTO expected_table_privs (role_name, tbl, privs) VALUES
-    ('ctxgraph_writer',  'runs',           '{INSERT,SELECT}'),
-    ('ctxgraph_writer',  'attempts',       '{INSERT,SELECT}'),
-    ('ctxgraph_writer',  'tips',           '{INSERT,SELECT}'),
+    ('ctxgraph_writer',  'runs',           '{SELECT}'),
+    ('ctxgraph_writer',  'attempts',       '{SELECT}'),
+    ('ctxgraph_writer',  'tips',           '{SELECT}'),
     ('ctxgraph_writer',  'tip_retrievals', '{SELECT}'),
     ('ctxgraph_scorer',  'runs',           '{SELECT}'),
     ('ctxgraph_scorer',  'attempts',       '{SELECT}'),
@@ -54,37 +55,37 @@ SELECT table_privs_are(s.schema_name, e.tbl, e.role_name, e.privs,
 -- ---------------------------------------------------------------------------------------------
 -- Column-level grants, both ways (12): exactly these columns, for exactly these roles, on top of
 -- the table-level privileges above. Nothing else is UPDATE-able by anyone; the writer INSERTs
--- tip_retrievals by column, so that it cannot set follow_probability.
+-- by column, the columns the write path fills, so that it cannot set a verdict, an embedding, a
+-- timestamp the database keeps, a retirement, a result, a link or an outcome.
 -- ---------------------------------------------------------------------------------------------
 SELECT set_eq(format('SELECT * FROM tests.column_only_privileges(%L)', s || '.runs'),
-              $$VALUES ('ctxgraph_writer', 'ended_at', 'UPDATE')$$,
-              format('%s.runs: the writer may UPDATE ended_at only; no other column grant', s))
+              $$VALUES ('ctxgraph_writer', 'skill', 'INSERT'), ('ctxgraph_writer', 'id', 'INSERT'),
+                       ('ctxgraph_writer', 'started_at', 'INSERT'), ('ctxgraph_writer', 'ended_at', 'UPDATE')$$,
+              format('%s.runs: the writer INSERTs the id and start and may UPDATE ended_at only; no other column grant', s))
   FROM unnest(ARRAY['ctxgraph', 'stig', 'cve']) AS s;
 
 SELECT set_eq(format('SELECT * FROM tests.column_only_privileges(%L)', s || '.attempts'),
-              $$VALUES ('ctxgraph_writer', 'passed', 'UPDATE'), ('ctxgraph_writer', 'failure_mode', 'UPDATE'),
-                       ('ctxgraph_writer', 'approach', 'UPDATE'), ('ctxgraph_writer', 'started_at', 'UPDATE'),
-                       ('ctxgraph_writer', 'ended_at', 'UPDATE')$$,
-              format('%s.attempts: the writer may UPDATE the verdict, approach and times only; no other column grant', s))
+              $$SELECT 'ctxgraph_writer' AS role_name, c AS column_name, 'INSERT' AS privilege
+                  FROM unnest(ARRAY['skill', 'run_id', 'rule_id', 'attempt_number', 'approach', 'started_at',
+                                    'ended_at']) AS c$$,
+              format('%s.attempts: the writer INSERTs all but the id and the result, UPDATEs nothing (record_outcome does); no other column grant', s))
   FROM unnest(ARRAY['ctxgraph', 'stig', 'cve']) AS s;
 
 SELECT set_eq(format('SELECT * FROM tests.column_only_privileges(%L)', s || '.tips'),
-              $$VALUES ('ctxgraph_scorer', 'embedding', 'UPDATE')$$,
-              format('%s.tips: only the scorer may UPDATE, and only embedding (its cache); no other column grant', s))
+              $$VALUES ('ctxgraph_writer', 'skill', 'INSERT'), ('ctxgraph_writer', 'rule_id', 'INSERT'),
+                       ('ctxgraph_writer', 'body', 'INSERT'), ('ctxgraph_scorer', 'embedding', 'UPDATE')$$,
+              format('%s.tips: the writer INSERTs the rule and body only; only the scorer may UPDATE, and only embedding (its cache); no other column grant', s))
   FROM unnest(ARRAY['ctxgraph', 'stig', 'cve']) AS s;
 
 SELECT set_eq(format('SELECT * FROM tests.column_only_privileges(%L)', s || '.tip_retrievals'),
               $$SELECT 'ctxgraph_writer' AS role_name, c AS column_name, 'INSERT' AS privilege
-                  FROM unnest(ARRAY['skill', 'id', 'run_id', 'attempt_id', 'tip_id', 'rule_id', 'rank', 'similarity_score',
-                                    'outcome_value', 'outcome_confidence', 'retrieved_at', 'tip_followed_llm',
-                                    'tip_followed_emb', 'tip_followed_computed_at']) AS c
+                  FROM unnest(ARRAY['skill', 'run_id', 'tip_id', 'rule_id', 'rank', 'similarity_score',
+                                    'retrieved_at']) AS c
                 UNION ALL
-                VALUES ('ctxgraph_writer', 'attempt_id', 'UPDATE'), ('ctxgraph_writer', 'outcome_value', 'UPDATE'),
-                       ('ctxgraph_writer', 'outcome_confidence', 'UPDATE'),
-                       ('ctxgraph_scorer', 'tip_followed_llm', 'UPDATE'), ('ctxgraph_scorer', 'tip_followed_emb', 'UPDATE'),
+                VALUES ('ctxgraph_scorer', 'tip_followed_llm', 'UPDATE'), ('ctxgraph_scorer', 'tip_followed_emb', 'UPDATE'),
                        ('ctxgraph_scorer', 'tip_followed_computed_at', 'UPDATE'),
                        ('ctxgraph_scorer', 'follow_probability', 'UPDATE')$$,
-              format('%s.tip_retrievals: writer INSERTs all but follow_probability and UPDATEs the link and outcome, scorer the DEF-27 columns and follow_probability; nothing else', s))
+              format('%s.tip_retrievals: writer INSERTs what it logs and UPDATEs nothing, scorer the DEF-27 columns and follow_probability; nothing else', s))
   FROM unnest(ARRAY['ctxgraph', 'stig', 'cve']) AS s;
 
 -- ---------------------------------------------------------------------------------------------
@@ -92,12 +93,12 @@ SELECT set_eq(format('SELECT * FROM tests.column_only_privileges(%L)', s || '.ti
 -- ---------------------------------------------------------------------------------------------
 CREATE TEMP TABLE expected_column_privs (tbl name, col name, role_name name, privs name[], ord serial);
 INSERT INTO expected_column_privs (tbl, col, role_name, privs) VALUES
-    ('tip_retrievals', 'attempt_id',               'ctxgraph_writer',  '{INSERT,SELECT,UPDATE}'),
-    ('tip_retrievals', 'outcome_value',            'ctxgraph_writer',  '{INSERT,SELECT,UPDATE}'),
-    ('tip_retrievals', 'outcome_confidence',       'ctxgraph_writer',  '{INSERT,SELECT,UPDATE}'),
-    ('tip_retrievals', 'tip_followed_llm',         'ctxgraph_writer',  '{INSERT,SELECT}'),
-    ('tip_retrievals', 'tip_followed_emb',         'ctxgraph_writer',  '{INSERT,SELECT}'),
-    ('tip_retrievals', 'tip_followed_computed_at', 'ctxgraph_writer',  '{INSERT,SELECT}'),
+    ('tip_retrievals', 'attempt_id',               'ctxgraph_writer',  '{SELECT}'),
+    ('tip_retrievals', 'outcome_value',            'ctxgraph_writer',  '{SELECT}'),
+    ('tip_retrievals', 'outcome_confidence',       'ctxgraph_writer',  '{SELECT}'),
+    ('tip_retrievals', 'tip_followed_llm',         'ctxgraph_writer',  '{SELECT}'),
+    ('tip_retrievals', 'tip_followed_emb',         'ctxgraph_writer',  '{SELECT}'),
+    ('tip_retrievals', 'tip_followed_computed_at', 'ctxgraph_writer',  '{SELECT}'),
     ('tip_retrievals', 'tip_followed_llm',         'ctxgraph_scorer',  '{SELECT,UPDATE}'),
     ('tip_retrievals', 'tip_followed_emb',         'ctxgraph_scorer',  '{SELECT,UPDATE}'),
     ('tip_retrievals', 'tip_followed_computed_at', 'ctxgraph_scorer',  '{SELECT,UPDATE}'),
@@ -110,7 +111,7 @@ INSERT INTO expected_column_privs (tbl, col, role_name, privs) VALUES
     ('tip_retrievals', 'tip_followed_llm',         'ctxgraph_analyst', '{SELECT}'),
     ('tips',           'embedding',                'ctxgraph_scorer',  '{SELECT,UPDATE}'),
     ('tips',           'body',                     'ctxgraph_scorer',  '{SELECT}'),
-    ('tips',           'retired_at',               'ctxgraph_writer',  '{INSERT,SELECT}');
+    ('tips',           'retired_at',               'ctxgraph_writer',  '{SELECT}');
 
 SELECT column_privs_are(s.schema_name, e.tbl, e.col, e.role_name, e.privs,
                         format('%s has exactly {%s} on %s.%s.%s', e.role_name, array_to_string(e.privs, ', '),

@@ -209,8 +209,8 @@ SELECT schema_privs_are('cve', 'ctxgraph_roles_probe', '{}'::name[],
 -- (SELECT, INSERT, UPDATE, DELETE, TRUNCATE, REFERENCES, TRIGGER; USAGE, SELECT, UPDATE on
 -- sequences).
 -- ---------------------------------------------------------------------------------------------
-SELECT table_privs_are('ctxgraph', 'runs', 'ctxgraph_writer', ARRAY['INSERT', 'SELECT']::name[],
-                       'ctxgraph_writer has exactly {INSERT, SELECT} on table ctxgraph.runs');
+SELECT table_privs_are('ctxgraph', 'runs', 'ctxgraph_writer', ARRAY['SELECT']::name[],
+                       'ctxgraph_writer has exactly {SELECT} on table ctxgraph.runs');
 SELECT table_privs_are('ctxgraph', 'runs', 'ctxgraph_scorer', ARRAY['SELECT']::name[],
                        'ctxgraph_scorer has exactly {SELECT} on table ctxgraph.runs');
 SELECT table_privs_are('ctxgraph', 'runs', 'ctxgraph_ranker', '{}'::name[],
@@ -219,8 +219,8 @@ SELECT table_privs_are('ctxgraph', 'runs', 'ctxgraph_analyst', ARRAY['SELECT']::
                        'ctxgraph_analyst has exactly {SELECT} on table ctxgraph.runs');
 SELECT table_privs_are('ctxgraph', 'runs', 'ctxgraph_roles_probe', '{}'::name[],
                        'PUBLIC (a role with no grants) has no privileges on table ctxgraph.runs');
-SELECT table_privs_are('stig', 'runs', 'ctxgraph_writer', ARRAY['INSERT', 'SELECT']::name[],
-                       'ctxgraph_writer has exactly {INSERT, SELECT} on table stig.runs');
+SELECT table_privs_are('stig', 'runs', 'ctxgraph_writer', ARRAY['SELECT']::name[],
+                       'ctxgraph_writer has exactly {SELECT} on table stig.runs');
 SELECT table_privs_are('stig', 'runs', 'ctxgraph_scorer', ARRAY['SELECT']::name[],
                        'ctxgraph_scorer has exactly {SELECT} on table stig.runs');
 SELECT table_privs_are('stig', 'runs', 'ctxgraph_ranker', '{}'::name[],
@@ -229,8 +229,8 @@ SELECT table_privs_are('stig', 'runs', 'ctxgraph_analyst', ARRAY['SELECT']::name
                        'ctxgraph_analyst has exactly {SELECT} on table stig.runs');
 SELECT table_privs_are('stig', 'runs', 'ctxgraph_roles_probe', '{}'::name[],
                        'PUBLIC (a role with no grants) has no privileges on table stig.runs');
-SELECT table_privs_are('cve', 'runs', 'ctxgraph_writer', ARRAY['INSERT', 'SELECT']::name[],
-                       'ctxgraph_writer has exactly {INSERT, SELECT} on table cve.runs');
+SELECT table_privs_are('cve', 'runs', 'ctxgraph_writer', ARRAY['SELECT']::name[],
+                       'ctxgraph_writer has exactly {SELECT} on table cve.runs');
 SELECT table_privs_are('cve', 'runs', 'ctxgraph_scorer', ARRAY['SELECT']::name[],
                        'ctxgraph_scorer has exactly {SELECT} on table cve.runs');
 SELECT table_privs_are('cve', 'runs', 'ctxgraph_ranker', '{}'::name[],
@@ -239,8 +239,8 @@ SELECT table_privs_are('cve', 'runs', 'ctxgraph_analyst', ARRAY['SELECT']::name[
                        'ctxgraph_analyst has exactly {SELECT} on table cve.runs');
 SELECT table_privs_are('cve', 'runs', 'ctxgraph_roles_probe', '{}'::name[],
                        'PUBLIC (a role with no grants) has no privileges on table cve.runs');
-SELECT table_privs_are('ctxgraph', 'attempts', 'ctxgraph_writer', ARRAY['INSERT', 'SELECT']::name[],
-                       'ctxgraph_writer has exactly {INSERT, SELECT} on table ctxgraph.attempts');
+SELECT table_privs_are('ctxgraph', 'attempts', 'ctxgraph_writer', ARRAY['SELECT']::name[],
+                       'ctxgraph_writer has exactly {SELECT} on table ctxgraph.attempts');
 SELECT table_privs_are('ctxgraph', 'attempts', 'ctxgraph_scorer', ARRAY['SELECT']::name[],
                        'ctxgraph_scorer has exactly {SELECT} on table ctxgraph.attempts');
 SELECT table_privs_are('ctxgraph', 'attempts', 'ctxgraph_ranker', '{}'::name[],
@@ -249,8 +249,8 @@ SELECT table_privs_are('ctxgraph', 'attempts', 'ctxgraph_analyst', ARRAY['SELECT
                        'ctxgraph_analyst has exactly {SELECT} on table ctxgraph.attempts');
 SELECT table_privs_are('ctxgraph', 'attempts', 'ctxgraph_roles_probe', '{}'::name[],
                        'PUBLIC (a role with no grants) has no privileges on table ctxgraph.attempts');
-SELECT table_privs_are('stig', 'attempts', 'ctxgraph_writer', ARRAY['INSERT', 'SELECT']::name[],
-                       'ctxgraph_writer has exactly {INSERT, SELECT} on table stig.attempts');
+SELECT table_privs_are('stig', 'attempts', 'ctxgraph_writer', ARRAY['SELECT']::name[],
+                       'ctxgraph_writer has exactly {SELECT} on table stig.attempts');
 SELECT table_privs_are('stig', 'attempts', 'ctxgraph_scorer', ARRAY['SELECT']::name[],
                        'ctxgraph_scorer has exactly {SELECT} on table stig.attempts');
 SELECT table_privs_are('stig', 'attempts', 'ctxgraph_ranker', '{}'::name[],
@@ -259,8 +259,8 @@ SELECT table_privs_are('stig', 'attempts', 'ctxgraph_analyst', ARRAY['SELECT']::
                        'ctxgraph_analyst has exactly {SELECT} on table stig.attempts');
 SELECT table_privs_are('stig', 'attempts', 'ctxgraph_roles_probe', '{}'::name[],
                        'PUBLIC (a role with no grants) has no privileges on table stig.attempts');
-SELECT table_privs_are('cve', 'attempts', 'ctxgraph_writer', ARRAY['INSERT', 'SELECT']::name[],
-                       'ctxgraph_writer has exactly {INSERT, SELECT} on table cve.attempts');
+SELECT table_privs_are('cve', 'attempts', 'ctxgraph_writer', ARRAY['SELECT']::name[],
+                       'ctxgraph_writer has exactly {SELECT} on table cve.attempts');
 SELECT table_privs_are('cve', 'attempts', 'ctxgraph_scorer', ARRAY['SELECT']::name[],
                        'ctxgraph_scorer has exactly {SELECT} on table cve.attempts');
 SELECT table_privs_are('cve', 'attempts', 'ctxgraph_ranker', '{}'::name[],
@@ -269,8 +269,8 @@ SELECT table_privs_are('cve', 'attempts', 'ctxgraph_analyst', ARRAY['SELECT']::n
                        'ctxgraph_analyst has exactly {SELECT} on table cve.attempts');
 SELECT table_privs_are('cve', 'attempts', 'ctxgraph_roles_probe', '{}'::name[],
                        'PUBLIC (a role with no grants) has no privileges on table cve.attempts');
-SELECT table_privs_are('ctxgraph', 'tips', 'ctxgraph_writer', ARRAY['INSERT', 'SELECT']::name[],
-                       'ctxgraph_writer has exactly {INSERT, SELECT} on table ctxgraph.tips');
+SELECT table_privs_are('ctxgraph', 'tips', 'ctxgraph_writer', ARRAY['SELECT']::name[],
+                       'ctxgraph_writer has exactly {SELECT} on table ctxgraph.tips');
 SELECT table_privs_are('ctxgraph', 'tips', 'ctxgraph_scorer', ARRAY['SELECT']::name[],
                        'ctxgraph_scorer has exactly {SELECT} on table ctxgraph.tips');
 SELECT table_privs_are('ctxgraph', 'tips', 'ctxgraph_ranker', ARRAY['SELECT']::name[],
@@ -279,8 +279,8 @@ SELECT table_privs_are('ctxgraph', 'tips', 'ctxgraph_analyst', ARRAY['SELECT']::
                        'ctxgraph_analyst has exactly {SELECT} on table ctxgraph.tips');
 SELECT table_privs_are('ctxgraph', 'tips', 'ctxgraph_roles_probe', '{}'::name[],
                        'PUBLIC (a role with no grants) has no privileges on table ctxgraph.tips');
-SELECT table_privs_are('stig', 'tips', 'ctxgraph_writer', ARRAY['INSERT', 'SELECT']::name[],
-                       'ctxgraph_writer has exactly {INSERT, SELECT} on table stig.tips');
+SELECT table_privs_are('stig', 'tips', 'ctxgraph_writer', ARRAY['SELECT']::name[],
+                       'ctxgraph_writer has exactly {SELECT} on table stig.tips');
 SELECT table_privs_are('stig', 'tips', 'ctxgraph_scorer', ARRAY['SELECT']::name[],
                        'ctxgraph_scorer has exactly {SELECT} on table stig.tips');
 SELECT table_privs_are('stig', 'tips', 'ctxgraph_ranker', ARRAY['SELECT']::name[],
@@ -289,8 +289,8 @@ SELECT table_privs_are('stig', 'tips', 'ctxgraph_analyst', ARRAY['SELECT']::name
                        'ctxgraph_analyst has exactly {SELECT} on table stig.tips');
 SELECT table_privs_are('stig', 'tips', 'ctxgraph_roles_probe', '{}'::name[],
                        'PUBLIC (a role with no grants) has no privileges on table stig.tips');
-SELECT table_privs_are('cve', 'tips', 'ctxgraph_writer', ARRAY['INSERT', 'SELECT']::name[],
-                       'ctxgraph_writer has exactly {INSERT, SELECT} on table cve.tips');
+SELECT table_privs_are('cve', 'tips', 'ctxgraph_writer', ARRAY['SELECT']::name[],
+                       'ctxgraph_writer has exactly {SELECT} on table cve.tips');
 SELECT table_privs_are('cve', 'tips', 'ctxgraph_scorer', ARRAY['SELECT']::name[],
                        'ctxgraph_scorer has exactly {SELECT} on table cve.tips');
 SELECT table_privs_are('cve', 'tips', 'ctxgraph_ranker', ARRAY['SELECT']::name[],
@@ -1015,8 +1015,8 @@ SELECT is(ARRAY(SELECT s.v FROM (
                     AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
                     AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
                   ORDER BY s.v COLLATE "C"),
-          ARRAY['ctxgraph_writer UPDATE (ended_at)']::text[],
-          'column grants on ctxgraph.runs: ctxgraph_writer UPDATE (ended_at)');
+          ARRAY['ctxgraph_writer INSERT (id)', 'ctxgraph_writer INSERT (skill)', 'ctxgraph_writer INSERT (started_at)', 'ctxgraph_writer UPDATE (ended_at)']::text[],
+          'column grants on ctxgraph.runs: ctxgraph_writer INSERT (id), ctxgraph_writer INSERT (skill), ctxgraph_writer INSERT (started_at), ctxgraph_writer UPDATE (ended_at)');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)
@@ -1028,8 +1028,8 @@ SELECT is(ARRAY(SELECT s.v FROM (
                     AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
                     AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
                   ORDER BY s.v COLLATE "C"),
-          ARRAY['ctxgraph_writer UPDATE (ended_at)']::text[],
-          'column grants on stig.runs: ctxgraph_writer UPDATE (ended_at)');
+          ARRAY['ctxgraph_writer INSERT (id)', 'ctxgraph_writer INSERT (skill)', 'ctxgraph_writer INSERT (started_at)', 'ctxgraph_writer UPDATE (ended_at)']::text[],
+          'column grants on stig.runs: ctxgraph_writer INSERT (id), ctxgraph_writer INSERT (skill), ctxgraph_writer INSERT (started_at), ctxgraph_writer UPDATE (ended_at)');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)
@@ -1041,8 +1041,8 @@ SELECT is(ARRAY(SELECT s.v FROM (
                     AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
                     AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
                   ORDER BY s.v COLLATE "C"),
-          ARRAY['ctxgraph_writer UPDATE (ended_at)']::text[],
-          'column grants on cve.runs: ctxgraph_writer UPDATE (ended_at)');
+          ARRAY['ctxgraph_writer INSERT (id)', 'ctxgraph_writer INSERT (skill)', 'ctxgraph_writer INSERT (started_at)', 'ctxgraph_writer UPDATE (ended_at)']::text[],
+          'column grants on cve.runs: ctxgraph_writer INSERT (id), ctxgraph_writer INSERT (skill), ctxgraph_writer INSERT (started_at), ctxgraph_writer UPDATE (ended_at)');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)
@@ -1054,8 +1054,8 @@ SELECT is(ARRAY(SELECT s.v FROM (
                     AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
                     AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
                   ORDER BY s.v COLLATE "C"),
-          ARRAY['ctxgraph_writer UPDATE (approach)', 'ctxgraph_writer UPDATE (ended_at)', 'ctxgraph_writer UPDATE (failure_mode)', 'ctxgraph_writer UPDATE (passed)', 'ctxgraph_writer UPDATE (started_at)']::text[],
-          'column grants on ctxgraph.attempts: ctxgraph_writer UPDATE (approach), ctxgraph_writer UPDATE (ended_at), ctxgraph_writer UPDATE (failure_mode), ctxgraph_writer UPDATE (passed), ctxgraph_writer UPDATE (started_at)');
+          ARRAY['ctxgraph_writer INSERT (approach)', 'ctxgraph_writer INSERT (attempt_number)', 'ctxgraph_writer INSERT (ended_at)', 'ctxgraph_writer INSERT (rule_id)', 'ctxgraph_writer INSERT (run_id)', 'ctxgraph_writer INSERT (skill)', 'ctxgraph_writer INSERT (started_at)']::text[],
+          'column grants on ctxgraph.attempts: ctxgraph_writer INSERT (approach), ctxgraph_writer INSERT (attempt_number), ctxgraph_writer INSERT (ended_at), ctxgraph_writer INSERT (rule_id), ctxgraph_writer INSERT (run_id), ctxgraph_writer INSERT (skill), ctxgraph_writer INSERT (started_at)');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)
@@ -1067,8 +1067,8 @@ SELECT is(ARRAY(SELECT s.v FROM (
                     AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
                     AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
                   ORDER BY s.v COLLATE "C"),
-          ARRAY['ctxgraph_writer UPDATE (approach)', 'ctxgraph_writer UPDATE (ended_at)', 'ctxgraph_writer UPDATE (failure_mode)', 'ctxgraph_writer UPDATE (passed)', 'ctxgraph_writer UPDATE (started_at)']::text[],
-          'column grants on stig.attempts: ctxgraph_writer UPDATE (approach), ctxgraph_writer UPDATE (ended_at), ctxgraph_writer UPDATE (failure_mode), ctxgraph_writer UPDATE (passed), ctxgraph_writer UPDATE (started_at)');
+          ARRAY['ctxgraph_writer INSERT (approach)', 'ctxgraph_writer INSERT (attempt_number)', 'ctxgraph_writer INSERT (ended_at)', 'ctxgraph_writer INSERT (rule_id)', 'ctxgraph_writer INSERT (run_id)', 'ctxgraph_writer INSERT (skill)', 'ctxgraph_writer INSERT (started_at)']::text[],
+          'column grants on stig.attempts: ctxgraph_writer INSERT (approach), ctxgraph_writer INSERT (attempt_number), ctxgraph_writer INSERT (ended_at), ctxgraph_writer INSERT (rule_id), ctxgraph_writer INSERT (run_id), ctxgraph_writer INSERT (skill), ctxgraph_writer INSERT (started_at)');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)
@@ -1080,8 +1080,8 @@ SELECT is(ARRAY(SELECT s.v FROM (
                     AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
                     AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
                   ORDER BY s.v COLLATE "C"),
-          ARRAY['ctxgraph_writer UPDATE (approach)', 'ctxgraph_writer UPDATE (ended_at)', 'ctxgraph_writer UPDATE (failure_mode)', 'ctxgraph_writer UPDATE (passed)', 'ctxgraph_writer UPDATE (started_at)']::text[],
-          'column grants on cve.attempts: ctxgraph_writer UPDATE (approach), ctxgraph_writer UPDATE (ended_at), ctxgraph_writer UPDATE (failure_mode), ctxgraph_writer UPDATE (passed), ctxgraph_writer UPDATE (started_at)');
+          ARRAY['ctxgraph_writer INSERT (approach)', 'ctxgraph_writer INSERT (attempt_number)', 'ctxgraph_writer INSERT (ended_at)', 'ctxgraph_writer INSERT (rule_id)', 'ctxgraph_writer INSERT (run_id)', 'ctxgraph_writer INSERT (skill)', 'ctxgraph_writer INSERT (started_at)']::text[],
+          'column grants on cve.attempts: ctxgraph_writer INSERT (approach), ctxgraph_writer INSERT (attempt_number), ctxgraph_writer INSERT (ended_at), ctxgraph_writer INSERT (rule_id), ctxgraph_writer INSERT (run_id), ctxgraph_writer INSERT (skill), ctxgraph_writer INSERT (started_at)');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)
@@ -1093,8 +1093,8 @@ SELECT is(ARRAY(SELECT s.v FROM (
                     AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
                     AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
                   ORDER BY s.v COLLATE "C"),
-          ARRAY['ctxgraph_scorer UPDATE (embedding)']::text[],
-          'column grants on ctxgraph.tips: ctxgraph_scorer UPDATE (embedding)');
+          ARRAY['ctxgraph_scorer UPDATE (embedding)', 'ctxgraph_writer INSERT (body)', 'ctxgraph_writer INSERT (rule_id)', 'ctxgraph_writer INSERT (skill)']::text[],
+          'column grants on ctxgraph.tips: ctxgraph_scorer UPDATE (embedding), ctxgraph_writer INSERT (body), ctxgraph_writer INSERT (rule_id), ctxgraph_writer INSERT (skill)');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)
@@ -1106,8 +1106,8 @@ SELECT is(ARRAY(SELECT s.v FROM (
                     AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
                     AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
                   ORDER BY s.v COLLATE "C"),
-          ARRAY['ctxgraph_scorer UPDATE (embedding)']::text[],
-          'column grants on stig.tips: ctxgraph_scorer UPDATE (embedding)');
+          ARRAY['ctxgraph_scorer UPDATE (embedding)', 'ctxgraph_writer INSERT (body)', 'ctxgraph_writer INSERT (rule_id)', 'ctxgraph_writer INSERT (skill)']::text[],
+          'column grants on stig.tips: ctxgraph_scorer UPDATE (embedding), ctxgraph_writer INSERT (body), ctxgraph_writer INSERT (rule_id), ctxgraph_writer INSERT (skill)');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)
@@ -1119,8 +1119,8 @@ SELECT is(ARRAY(SELECT s.v FROM (
                     AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
                     AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
                   ORDER BY s.v COLLATE "C"),
-          ARRAY['ctxgraph_scorer UPDATE (embedding)']::text[],
-          'column grants on cve.tips: ctxgraph_scorer UPDATE (embedding)');
+          ARRAY['ctxgraph_scorer UPDATE (embedding)', 'ctxgraph_writer INSERT (body)', 'ctxgraph_writer INSERT (rule_id)', 'ctxgraph_writer INSERT (skill)']::text[],
+          'column grants on cve.tips: ctxgraph_scorer UPDATE (embedding), ctxgraph_writer INSERT (body), ctxgraph_writer INSERT (rule_id), ctxgraph_writer INSERT (skill)');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)
@@ -1132,8 +1132,8 @@ SELECT is(ARRAY(SELECT s.v FROM (
                     AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
                     AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
                   ORDER BY s.v COLLATE "C"),
-          ARRAY['ctxgraph_scorer UPDATE (follow_probability)', 'ctxgraph_scorer UPDATE (tip_followed_computed_at)', 'ctxgraph_scorer UPDATE (tip_followed_emb)', 'ctxgraph_scorer UPDATE (tip_followed_llm)', 'ctxgraph_writer INSERT (attempt_id)', 'ctxgraph_writer INSERT (id)', 'ctxgraph_writer INSERT (outcome_confidence)', 'ctxgraph_writer INSERT (outcome_value)', 'ctxgraph_writer INSERT (rank)', 'ctxgraph_writer INSERT (retrieved_at)', 'ctxgraph_writer INSERT (rule_id)', 'ctxgraph_writer INSERT (run_id)', 'ctxgraph_writer INSERT (similarity_score)', 'ctxgraph_writer INSERT (skill)', 'ctxgraph_writer INSERT (tip_followed_computed_at)', 'ctxgraph_writer INSERT (tip_followed_emb)', 'ctxgraph_writer INSERT (tip_followed_llm)', 'ctxgraph_writer INSERT (tip_id)', 'ctxgraph_writer UPDATE (attempt_id)', 'ctxgraph_writer UPDATE (outcome_confidence)', 'ctxgraph_writer UPDATE (outcome_value)']::text[],
-          'column grants on ctxgraph.tip_retrievals: ctxgraph_scorer UPDATE (follow_probability), ctxgraph_scorer UPDATE (tip_followed_computed_at), ctxgraph_scorer UPDATE (tip_followed_emb), ctxgraph_scorer UPDATE (tip_followed_llm), ctxgraph_writer INSERT (attempt_id), ctxgraph_writer INSERT (id), ctxgraph_writer INSERT (outcome_confidence), ctxgraph_writer INSERT (outcome_value), ctxgraph_writer INSERT (rank), ctxgraph_writer INSERT (retrieved_at), ctxgraph_writer INSERT (rule_id), ctxgraph_writer INSERT (run_id), ctxgraph_writer INSERT (similarity_score), ctxgraph_writer INSERT (skill), ctxgraph_writer INSERT (tip_followed_computed_at), ctxgraph_writer INSERT (tip_followed_emb), ctxgraph_writer INSERT (tip_followed_llm), ctxgraph_writer INSERT (tip_id), ctxgraph_writer UPDATE (attempt_id), ctxgraph_writer UPDATE (outcome_confidence), ctxgraph_writer UPDATE (outcome_value)');
+          ARRAY['ctxgraph_scorer UPDATE (follow_probability)', 'ctxgraph_scorer UPDATE (tip_followed_computed_at)', 'ctxgraph_scorer UPDATE (tip_followed_emb)', 'ctxgraph_scorer UPDATE (tip_followed_llm)', 'ctxgraph_writer INSERT (rank)', 'ctxgraph_writer INSERT (retrieved_at)', 'ctxgraph_writer INSERT (rule_id)', 'ctxgraph_writer INSERT (run_id)', 'ctxgraph_writer INSERT (similarity_score)', 'ctxgraph_writer INSERT (skill)', 'ctxgraph_writer INSERT (tip_id)']::text[],
+          'column grants on ctxgraph.tip_retrievals: ctxgraph_scorer UPDATE (follow_probability), ctxgraph_scorer UPDATE (tip_followed_computed_at), ctxgraph_scorer UPDATE (tip_followed_emb), ctxgraph_scorer UPDATE (tip_followed_llm), ctxgraph_writer INSERT (rank), ctxgraph_writer INSERT (retrieved_at), ctxgraph_writer INSERT (rule_id), ctxgraph_writer INSERT (run_id), ctxgraph_writer INSERT (similarity_score), ctxgraph_writer INSERT (skill), ctxgraph_writer INSERT (tip_id)');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)
@@ -1145,8 +1145,8 @@ SELECT is(ARRAY(SELECT s.v FROM (
                     AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
                     AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
                   ORDER BY s.v COLLATE "C"),
-          ARRAY['ctxgraph_scorer UPDATE (follow_probability)', 'ctxgraph_scorer UPDATE (tip_followed_computed_at)', 'ctxgraph_scorer UPDATE (tip_followed_emb)', 'ctxgraph_scorer UPDATE (tip_followed_llm)', 'ctxgraph_writer INSERT (attempt_id)', 'ctxgraph_writer INSERT (id)', 'ctxgraph_writer INSERT (outcome_confidence)', 'ctxgraph_writer INSERT (outcome_value)', 'ctxgraph_writer INSERT (rank)', 'ctxgraph_writer INSERT (retrieved_at)', 'ctxgraph_writer INSERT (rule_id)', 'ctxgraph_writer INSERT (run_id)', 'ctxgraph_writer INSERT (similarity_score)', 'ctxgraph_writer INSERT (skill)', 'ctxgraph_writer INSERT (tip_followed_computed_at)', 'ctxgraph_writer INSERT (tip_followed_emb)', 'ctxgraph_writer INSERT (tip_followed_llm)', 'ctxgraph_writer INSERT (tip_id)', 'ctxgraph_writer UPDATE (attempt_id)', 'ctxgraph_writer UPDATE (outcome_confidence)', 'ctxgraph_writer UPDATE (outcome_value)']::text[],
-          'column grants on stig.tip_retrievals: ctxgraph_scorer UPDATE (follow_probability), ctxgraph_scorer UPDATE (tip_followed_computed_at), ctxgraph_scorer UPDATE (tip_followed_emb), ctxgraph_scorer UPDATE (tip_followed_llm), ctxgraph_writer INSERT (attempt_id), ctxgraph_writer INSERT (id), ctxgraph_writer INSERT (outcome_confidence), ctxgraph_writer INSERT (outcome_value), ctxgraph_writer INSERT (rank), ctxgraph_writer INSERT (retrieved_at), ctxgraph_writer INSERT (rule_id), ctxgraph_writer INSERT (run_id), ctxgraph_writer INSERT (similarity_score), ctxgraph_writer INSERT (skill), ctxgraph_writer INSERT (tip_followed_computed_at), ctxgraph_writer INSERT (tip_followed_emb), ctxgraph_writer INSERT (tip_followed_llm), ctxgraph_writer INSERT (tip_id), ctxgraph_writer UPDATE (attempt_id), ctxgraph_writer UPDATE (outcome_confidence), ctxgraph_writer UPDATE (outcome_value)');
+          ARRAY['ctxgraph_scorer UPDATE (follow_probability)', 'ctxgraph_scorer UPDATE (tip_followed_computed_at)', 'ctxgraph_scorer UPDATE (tip_followed_emb)', 'ctxgraph_scorer UPDATE (tip_followed_llm)', 'ctxgraph_writer INSERT (rank)', 'ctxgraph_writer INSERT (retrieved_at)', 'ctxgraph_writer INSERT (rule_id)', 'ctxgraph_writer INSERT (run_id)', 'ctxgraph_writer INSERT (similarity_score)', 'ctxgraph_writer INSERT (skill)', 'ctxgraph_writer INSERT (tip_id)']::text[],
+          'column grants on stig.tip_retrievals: ctxgraph_scorer UPDATE (follow_probability), ctxgraph_scorer UPDATE (tip_followed_computed_at), ctxgraph_scorer UPDATE (tip_followed_emb), ctxgraph_scorer UPDATE (tip_followed_llm), ctxgraph_writer INSERT (rank), ctxgraph_writer INSERT (retrieved_at), ctxgraph_writer INSERT (rule_id), ctxgraph_writer INSERT (run_id), ctxgraph_writer INSERT (similarity_score), ctxgraph_writer INSERT (skill), ctxgraph_writer INSERT (tip_id)');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)
@@ -1158,8 +1158,8 @@ SELECT is(ARRAY(SELECT s.v FROM (
                     AND pg_catalog.has_column_privilege(r.name, a.attrelid, a.attnum, x.priv)
                     AND NOT pg_catalog.has_table_privilege(r.name, a.attrelid, x.priv)) AS s (v)
                   ORDER BY s.v COLLATE "C"),
-          ARRAY['ctxgraph_scorer UPDATE (follow_probability)', 'ctxgraph_scorer UPDATE (tip_followed_computed_at)', 'ctxgraph_scorer UPDATE (tip_followed_emb)', 'ctxgraph_scorer UPDATE (tip_followed_llm)', 'ctxgraph_writer INSERT (attempt_id)', 'ctxgraph_writer INSERT (id)', 'ctxgraph_writer INSERT (outcome_confidence)', 'ctxgraph_writer INSERT (outcome_value)', 'ctxgraph_writer INSERT (rank)', 'ctxgraph_writer INSERT (retrieved_at)', 'ctxgraph_writer INSERT (rule_id)', 'ctxgraph_writer INSERT (run_id)', 'ctxgraph_writer INSERT (similarity_score)', 'ctxgraph_writer INSERT (skill)', 'ctxgraph_writer INSERT (tip_followed_computed_at)', 'ctxgraph_writer INSERT (tip_followed_emb)', 'ctxgraph_writer INSERT (tip_followed_llm)', 'ctxgraph_writer INSERT (tip_id)', 'ctxgraph_writer UPDATE (attempt_id)', 'ctxgraph_writer UPDATE (outcome_confidence)', 'ctxgraph_writer UPDATE (outcome_value)']::text[],
-          'column grants on cve.tip_retrievals: ctxgraph_scorer UPDATE (follow_probability), ctxgraph_scorer UPDATE (tip_followed_computed_at), ctxgraph_scorer UPDATE (tip_followed_emb), ctxgraph_scorer UPDATE (tip_followed_llm), ctxgraph_writer INSERT (attempt_id), ctxgraph_writer INSERT (id), ctxgraph_writer INSERT (outcome_confidence), ctxgraph_writer INSERT (outcome_value), ctxgraph_writer INSERT (rank), ctxgraph_writer INSERT (retrieved_at), ctxgraph_writer INSERT (rule_id), ctxgraph_writer INSERT (run_id), ctxgraph_writer INSERT (similarity_score), ctxgraph_writer INSERT (skill), ctxgraph_writer INSERT (tip_followed_computed_at), ctxgraph_writer INSERT (tip_followed_emb), ctxgraph_writer INSERT (tip_followed_llm), ctxgraph_writer INSERT (tip_id), ctxgraph_writer UPDATE (attempt_id), ctxgraph_writer UPDATE (outcome_confidence), ctxgraph_writer UPDATE (outcome_value)');
+          ARRAY['ctxgraph_scorer UPDATE (follow_probability)', 'ctxgraph_scorer UPDATE (tip_followed_computed_at)', 'ctxgraph_scorer UPDATE (tip_followed_emb)', 'ctxgraph_scorer UPDATE (tip_followed_llm)', 'ctxgraph_writer INSERT (rank)', 'ctxgraph_writer INSERT (retrieved_at)', 'ctxgraph_writer INSERT (rule_id)', 'ctxgraph_writer INSERT (run_id)', 'ctxgraph_writer INSERT (similarity_score)', 'ctxgraph_writer INSERT (skill)', 'ctxgraph_writer INSERT (tip_id)']::text[],
+          'column grants on cve.tip_retrievals: ctxgraph_scorer UPDATE (follow_probability), ctxgraph_scorer UPDATE (tip_followed_computed_at), ctxgraph_scorer UPDATE (tip_followed_emb), ctxgraph_scorer UPDATE (tip_followed_llm), ctxgraph_writer INSERT (rank), ctxgraph_writer INSERT (retrieved_at), ctxgraph_writer INSERT (rule_id), ctxgraph_writer INSERT (run_id), ctxgraph_writer INSERT (similarity_score), ctxgraph_writer INSERT (skill), ctxgraph_writer INSERT (tip_id)');
 SELECT is(ARRAY(SELECT s.v FROM (
                  SELECT format('%s %s (%s)', CASE WHEN r.name = 'ctxgraph_roles_probe' THEN 'PUBLIC' ELSE r.name END,
                                x.priv, a.attname)

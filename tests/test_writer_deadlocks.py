@@ -1,0 +1,233 @@
+"""Writers never fail each other on a deadlock.
+
+The tip_stats triggers lock each touched tip's stats row until the transaction ends, in tip order
+within one statement. A transaction of several statements takes them in the order its statements
+come: two writers logging tips X then Y and Y then X wait for each other and PostgreSQL aborts one
+(40P01). The bulk load writes a file's retrievals in one statement, so crossing files cannot
+deadlock there; the per-call path cannot be ordered, and ``run_in_transaction`` (the loader's
+transaction) runs an aborted unit again. Each test commits its rows on unique runs and tips.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import psycopg
+import pytest
+from psycopg import errors
+
+from ctxgraph import loader
+from ctxgraph.store import Client, connect, run_in_transaction
+
+from conftest import BASE_TIME
+
+SKILL = "stig"
+TRIALS = 10
+
+
+@pytest.fixture
+def connections(database_url: str) -> Iterator[Callable[[str], psycopg.Connection]]:
+    """Open committed-idle connections with a given deadlock_timeout; all closed at the end."""
+    opened: list[psycopg.Connection] = []
+
+    def _open(deadlock_timeout: str = "100ms") -> psycopg.Connection:
+        conn = connect(database_url)
+        conn.execute(f"SET deadlock_timeout = '{deadlock_timeout}'")
+        conn.commit()
+        opened.append(conn)
+        return conn
+
+    yield _open
+    for conn in opened:
+        conn.rollback()
+        conn.close()
+
+
+def new_tips(conn: psycopg.Connection, rule: str, n: int) -> list[int]:
+    ids = [conn.execute("INSERT INTO ctxgraph.tips (skill, rule_id, body) VALUES (%s, %s, %s) RETURNING id",
+                        (SKILL, rule, f"deadlock tip {uuid.uuid4().hex}")).fetchone()[0] for _ in range(n)]
+    conn.execute("SELECT ctxgraph.refresh_tip_stats(%s, %s)", (SKILL, ids))
+    conn.commit()
+    return ids
+
+
+def in_threads(*jobs: Callable[[], object]) -> list[BaseException | None]:
+    """Run the jobs at once; return each one's exception (None when it returned)."""
+    outcomes: list[BaseException | None] = [None] * len(jobs)
+
+    def run(i: int) -> None:
+        try:
+            jobs[i]()
+        except BaseException as exc:  # noqa: BLE001 - reported to the test
+            outcomes[i] = exc
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(jobs))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=60)
+        assert not thread.is_alive(), "a writer hung"
+    return outcomes
+
+
+def crossing_writer(conn: psycopg.Connection, run_id: str, rule: str, first: int, second: int,
+                    barrier: threading.Barrier, tries: list[int], deadlock_retries: int) -> Callable[[], None]:
+    """Log ``first`` then ``second`` in one transaction; the first try meets the other writer in between."""
+    client = Client(conn)
+
+    def unit() -> None:
+        tries.append(1)
+        client.log_retrievals(SKILL, run_id, rule, [first], [0.5], BASE_TIME)
+        if len(tries) == 1:
+            barrier.wait(timeout=20)
+        client.log_retrievals(SKILL, run_id, rule, [second], [0.5], BASE_TIME)
+
+    return lambda: run_in_transaction(conn, unit, deadlock_retries=deadlock_retries)
+
+
+def stats_match_the_log(conn: psycopg.Connection, tip_ids: list[int]) -> list[tuple]:
+    """Tips whose maintained retrieval count or latest retrieval differs from the log."""
+    return conn.execute(
+        """
+        SELECT s.tip_id, s.retrievals, l.n
+          FROM ctxgraph.tip_stats AS s
+          JOIN LATERAL (SELECT count(*) AS n, max(r.retrieved_at) AS latest FROM ctxgraph.tip_retrievals AS r
+                         WHERE r.skill = s.skill AND r.tip_id = s.tip_id) AS l ON true
+         WHERE s.skill = %s AND s.tip_id = ANY (%s)
+           AND (s.retrievals <> l.n OR s.last_retrieved_at IS DISTINCT FROM l.latest)
+        """,
+        (SKILL, tip_ids),
+    ).fetchall()
+
+
+def test_crossing_per_call_writers_deadlock_without_the_retry(connections) -> None:
+    """The finding: X then Y against Y then X in two transactions is 40P01 for one of them."""
+    a, b = connections(), connections()
+    rule = f"rule_{uuid.uuid4().hex[:8]}"
+    x, y = new_tips(a, rule, 2)
+    barrier = threading.Barrier(2)
+    outcomes = in_threads(
+        crossing_writer(a, f"run-{uuid.uuid4().hex[:8]}", rule, x, y, barrier, [], deadlock_retries=0),
+        crossing_writer(b, f"run-{uuid.uuid4().hex[:8]}", rule, y, x, barrier, [], deadlock_retries=0),
+    )
+    assert sorted(type(o).__name__ for o in outcomes) == ["DeadlockDetected", "NoneType"]
+
+
+def test_crossing_per_call_writers_both_commit_with_the_retry(connections) -> None:
+    """Over many trials every crossing deadlocks, its victim runs again, and both commit."""
+    a, b = connections(), connections()
+    started = time.monotonic()
+    for trial in range(TRIALS):
+        rule = f"rule_{uuid.uuid4().hex[:8]}"
+        x, y = new_tips(a, rule, 2)
+        runs = [f"run-{uuid.uuid4().hex[:8]}", f"run-{uuid.uuid4().hex[:8]}"]
+        barrier = threading.Barrier(2)
+        tries_a: list[int] = []
+        tries_b: list[int] = []
+        outcomes = in_threads(crossing_writer(a, runs[0], rule, x, y, barrier, tries_a, deadlock_retries=3),
+                              crossing_writer(b, runs[1], rule, y, x, barrier, tries_b, deadlock_retries=3))
+        assert outcomes == [None, None], f"trial {trial}: {outcomes}"
+        assert len(tries_a) + len(tries_b) >= 3, f"trial {trial}: the crossing deadlocked and was run again"
+        logged = a.execute("SELECT run_id, array_agg(tip_id ORDER BY id) FROM ctxgraph.tip_retrievals"
+                           " WHERE skill = %s AND run_id = ANY (%s) GROUP BY run_id ORDER BY run_id",
+                           (SKILL, runs)).fetchall()
+        assert dict(logged) == {runs[0]: [x, y], runs[1]: [y, x]}, "each transaction's rows once, none of the aborted try"
+        assert stats_match_the_log(a, [x, y]) == []
+        a.rollback()
+    print(f"\n{TRIALS} crossing trials with the retry: {time.monotonic() - started:.2f} s")
+
+
+def write_log(path: Path, run_id: str, rule: str, refs: list[str]) -> Path:
+    lines = [{"type": "retrieval", "run_id": run_id, "rule_id": rule, "attempt_number": 1,
+              "retrieved_at": BASE_TIME.isoformat(), "tips": [{"tip_ref": ref, "similarity_score": 0.5}]}
+             for ref in refs]
+    lines.append({"type": "attempt", "run_id": run_id, "rule_id": rule, "attempt_number": 1,
+                  "result": {"passed": False, "failure_mode": "clean_failure"}})
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines), encoding="utf-8")
+    return path
+
+
+def test_crossing_bulk_loads_never_deadlock(connections, tmp_path: Path) -> None:
+    """A bulk load writes its retrievals in one statement, whose triggers lock tips in tip order."""
+    a, b = connections(), connections()
+    for trial in range(TRIALS):
+        rule = f"rule_{uuid.uuid4().hex[:8]}"
+        x, y = new_tips(a, rule, 2)
+        tips = {"x": x, "y": y}
+        runs = [f"run-{uuid.uuid4().hex[:8]}", f"run-{uuid.uuid4().hex[:8]}"]
+        logs = [write_log(tmp_path / f"{runs[0]}.jsonl", runs[0], rule, ["x", "y"]),
+                write_log(tmp_path / f"{runs[1]}.jsonl", runs[1], rule, ["y", "x"])]
+        barrier = threading.Barrier(2)
+
+        def load(conn: psycopg.Connection, log: Path) -> Callable[[], object]:
+            def job() -> object:
+                barrier.wait(timeout=20)
+                return loader.load_run(conn, SKILL, log, tips, deadlock_retries=0)
+            return job
+
+        assert in_threads(load(a, logs[0]), load(b, logs[1])) == [None, None], f"trial {trial}"
+        assert stats_match_the_log(a, [x, y]) == []
+        a.rollback()
+
+
+def test_a_per_call_load_aborted_by_a_deadlock_is_loaded_again(connections, tmp_path: Path) -> None:
+    """Deterministic: another session holds Y's stats row, the load logs X and waits for Y, the session
+    then asks for X. The load (the shorter deadlock_timeout) is the victim; it is run again and loads."""
+    holder, load_conn = connections("30s"), connections("1s")
+    rule = f"rule_{uuid.uuid4().hex[:8]}"
+    x, y = new_tips(holder, rule, 2)
+    run_id = f"run-{uuid.uuid4().hex[:8]}"
+    log = write_log(tmp_path / f"{run_id}.jsonl", run_id, rule, ["x", "y"])
+    holder.execute("SELECT 1 FROM ctxgraph.tip_stats WHERE skill = %s AND tip_id = %s FOR UPDATE", (SKILL, y))
+    loaded: list[object] = []
+    thread = threading.Thread(target=lambda: loaded.append(
+        loader.load_run(load_conn, SKILL, log, {"x": x, "y": y}, bulk=False)))
+    thread.start()
+    pid = load_conn.info.backend_pid
+    deadline = time.monotonic() + 20
+    while holder.execute("SELECT wait_event_type FROM pg_stat_activity WHERE pid = %s",
+                         (pid,)).fetchone()[0] != "Lock":
+        assert time.monotonic() < deadline, "the load never waited for Y"
+        time.sleep(0.01)
+    holder.execute("SELECT 1 FROM ctxgraph.tip_stats WHERE skill = %s AND tip_id = %s FOR UPDATE", (SKILL, x))
+    holder.commit()
+    thread.join(timeout=60)
+    assert loaded == [[loader.RunLoaded(run_id, 1, 2)]]
+    rows = holder.execute("SELECT tip_id, outcome_value FROM ctxgraph.tip_retrievals WHERE skill = %s AND run_id = %s"
+                          " ORDER BY id", (SKILL, run_id)).fetchall()
+    assert rows == [(x, 0.0), (y, 0.0)]
+    assert stats_match_the_log(holder, [x, y]) == []
+
+
+def test_the_retry_runs_only_a_transaction_it_owns(connections) -> None:
+    """Inside a transaction the caller holds, earlier locks would survive a retry: the deadlock is raised."""
+    conn = connections()
+    calls: list[int] = []
+
+    def deadlocks_once() -> str:
+        calls.append(1)
+        if len(calls) == 1:
+            raise errors.DeadlockDetected("deadlock detected")
+        return "done"
+
+    assert run_in_transaction(conn, deadlocks_once) == "done" and len(calls) == 2
+    calls.clear()
+    conn.execute("SELECT 1")  # the caller's transaction is open
+    with pytest.raises(errors.DeadlockDetected):
+        run_in_transaction(conn, deadlocks_once)
+    assert len(calls) == 1
+    conn.rollback()
+    calls.clear()
+
+    def always_deadlocks() -> None:
+        calls.append(1)
+        raise errors.DeadlockDetected("deadlock detected")
+
+    with pytest.raises(errors.DeadlockDetected):
+        run_in_transaction(conn, always_deadlocks, deadlock_retries=2)
+    assert len(calls) == 3

@@ -1,5 +1,6 @@
 -- Deploy ctxgraph:function_follow_label_metrics to pg
 -- requires: function_follow_label_metrics@v0.5.0
+-- requires: function_write_checks
 
 -- Rework: the arguments are checked before anything is measured. gold[i] is the label of
 -- retrieval_ids[i]: released, arrays of different lengths were padded with NULLs by unnest (and the

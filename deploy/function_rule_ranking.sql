@@ -1,5 +1,6 @@
 -- Deploy ctxgraph:function_rule_ranking to pg
 -- requires: function_rule_ranking@v0.5.0
+-- requires: function_write_checks
 
 -- Rework: a NULL skill or rule (22004) and an unknown skill (22023) raise; released, each answered
 -- with no rows, as for a rule that has no tips yet. Owner's rights as before (the ranker cannot

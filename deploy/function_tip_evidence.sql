@@ -24,6 +24,24 @@
 -- arguments, same result columns.
 BEGIN;
 
+-- tip_evidence's argument checks: a NULL skill or as_of raises 22004, an unknown skill 22023.
+CREATE FUNCTION ctxgraph._tip_evidence_arguments(skill text, as_of timestamptz)
+RETURNS void
+LANGUAGE plpgsql STABLE
+AS $$
+BEGIN
+    PERFORM ctxgraph._require_skill(_tip_evidence_arguments.skill);
+    IF _tip_evidence_arguments.as_of IS NULL THEN
+        RAISE EXCEPTION 'ctxgraph: tip_evidence needs as_of' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+END
+$$;
+
+COMMENT ON FUNCTION ctxgraph._tip_evidence_arguments(text, timestamptz) IS
+    'Private: raises 22004 for a NULL skill or as_of and 22023 for an unknown skill (tip_evidence''s checks).';
+
+REVOKE ALL ON FUNCTION ctxgraph._tip_evidence_arguments(text, timestamptz) FROM PUBLIC;
+
 CREATE OR REPLACE FUNCTION ctxgraph.tip_evidence(skill text, as_of timestamptz DEFAULT now())
 RETURNS TABLE (
     tip_id              bigint,
@@ -53,12 +71,8 @@ SET search_path = pg_catalog, ctxgraph, pg_temp
 -- The plan joins thousands of rows at most: compiling it (hundreds of ms) never pays.
 SET jit = off
 AS $$
--- An empty answer must mean "no tips", never a skill that does not exist.
-SELECT ctxgraph._require_skill(tip_evidence.skill);
--- _raise_problem is IMMUTABLE: called with constants only, the planner would run it (and raise)
--- while planning; the message names the skill, so it runs only for a NULL as_of.
-SELECT ctxgraph._raise_problem('22004', format('ctxgraph: tip_evidence(%L) needs as_of', tip_evidence.skill), NULL)
- WHERE tip_evidence.as_of IS NULL;
+-- An empty answer must mean "no tips", never a skill that does not exist or no instant.
+SELECT ctxgraph._tip_evidence_arguments(tip_evidence.skill, tip_evidence.as_of);
 WITH params AS MATERIALIZED (
     -- ctxgraph.param raises on a missing row: eviction never runs on a silent NULL threshold.
     -- Materialized, so every threshold is read (and checked) once per call.

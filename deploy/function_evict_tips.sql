@@ -6,7 +6,9 @@
 -- through ensure_tip_effects, which refits only when the last fit is not already that fit (the
 -- evidence, the parameters or the instant changed). A dry run right after a scoring pass then costs
 -- the reading of the maintained evidence, not a refit over every attempt. Same arguments, same
--- result.
+-- result. restore_tip checks its arguments before it looks the tip up: a NULL tip id or as_of is
+-- 22004 (released, a NULL tip id said "no tip with id NULL", P0002, and a NULL as_of passed when
+-- the tip was not retired).
 BEGIN;
 
 CREATE OR REPLACE FUNCTION ctxgraph.evict_tips(skill text, as_of timestamptz DEFAULT now(), dry_run boolean DEFAULT true)
@@ -54,6 +56,38 @@ BEGIN
            EXISTS (SELECT 1 FROM log_rows AS l WHERE l.tip_id = b.tip_id)
       FROM batch AS b
      ORDER BY b.tip_id;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION ctxgraph.restore_tip(skill text, tip_id bigint, as_of timestamptz DEFAULT now())
+RETURNS boolean
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, ctxgraph, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    was_retired timestamptz;
+BEGIN
+    PERFORM ctxgraph._require_skill(restore_tip.skill);
+    IF restore_tip.tip_id IS NULL OR restore_tip.as_of IS NULL THEN
+        RAISE EXCEPTION 'ctxgraph: restore_tip needs tip_id and as_of' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT t.retired_at INTO was_retired FROM ctxgraph.tips AS t
+     WHERE t.skill = restore_tip.skill AND t.id = restore_tip.tip_id
+       FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'ctxgraph: no % tip with id %', restore_tip.skill, restore_tip.tip_id
+            USING ERRCODE = 'no_data_found';
+    END IF;
+    IF was_retired IS NULL THEN
+        RETURN false;
+    END IF;
+    UPDATE ctxgraph.tips AS t SET retired_at = NULL
+     WHERE t.skill = restore_tip.skill AND t.id = restore_tip.tip_id;
+    UPDATE ctxgraph.tip_evictions AS e SET restored_at = greatest(restore_tip.as_of, e.retired_at)
+     WHERE e.skill = restore_tip.skill AND e.tip_id = restore_tip.tip_id AND e.restored_at IS NULL;
+    RETURN true;
 END
 $$;
 

@@ -1,9 +1,12 @@
 -- Deploy ctxgraph:function_follow_label_metrics to pg
--- requires: function_follow_label_metrics@v0.3.0
--- requires: function_follow_weight
+-- requires: function_follow_label_metrics@v0.5.0
+-- requires: function_write_checks
 
--- Rework: the embedding leg's verdict comes from the follow rule (follow_decision with the judge
--- silent), NaN-as-NULL from known_cosine, the threshold from ctxgraph.param(). Same result.
+-- Rework: the arguments are checked before anything is measured. gold[i] is the label of
+-- retrieval_ids[i]: released, arrays of different lengths were padded with NULLs by unnest (and the
+-- unmatched entries silently dropped), two-dimensional ones flattened, and a NULL or unknown skill
+-- answered legs with nothing labelled. Now a NULL skill or array raises 22004, an unknown skill,
+-- arrays of other lengths or of more than one dimension 22023. Same result otherwise.
 BEGIN;
 
 CREATE OR REPLACE FUNCTION ctxgraph.follow_label_metrics(skill text, retrieval_ids bigint[], gold boolean[])
@@ -14,6 +17,20 @@ RETURNS TABLE (
 )
 LANGUAGE sql STABLE
 AS $$
+    SELECT ctxgraph._require_skill(follow_label_metrics.skill);
+    -- _raise_problem is IMMUTABLE: with constant arguments only, the planner would run it (and
+    -- raise) while planning; each message names the skill or the arrays, so it runs only when its
+    -- check fails.
+    SELECT ctxgraph._raise_problem('22004', format('ctxgraph: follow_label_metrics(%L) needs retrieval_ids and gold',
+                                                   follow_label_metrics.skill), NULL)
+     WHERE follow_label_metrics.retrieval_ids IS NULL OR follow_label_metrics.gold IS NULL;
+    SELECT ctxgraph._raise_problem('22023', format('ctxgraph: retrieval_ids and gold must be one-dimensional arrays, got %s and %s dimensions',
+                                                   array_ndims(follow_label_metrics.retrieval_ids), array_ndims(follow_label_metrics.gold)), NULL)
+     WHERE coalesce(array_ndims(follow_label_metrics.retrieval_ids), 1) <> 1 OR coalesce(array_ndims(follow_label_metrics.gold), 1) <> 1;
+    SELECT ctxgraph._raise_problem('22023', format('ctxgraph: %s retrieval ids but %s gold labels',
+                                                   cardinality(follow_label_metrics.retrieval_ids), cardinality(follow_label_metrics.gold)),
+                                   'gold[i] is the label of retrieval_ids[i].')
+     WHERE cardinality(follow_label_metrics.retrieval_ids) <> cardinality(follow_label_metrics.gold);
     WITH labels AS (
         SELECT DISTINCT ON (l.id) l.id, l.followed
           FROM unnest(follow_label_metrics.retrieval_ids, follow_label_metrics.gold) AS l (id, followed)

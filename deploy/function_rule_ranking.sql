@@ -1,10 +1,10 @@
 -- Deploy ctxgraph:function_rule_ranking to pg
--- requires: function_rule_ranking@v0.3.0
--- requires: table_group_roles
+-- requires: function_rule_ranking@v0.5.0
+-- requires: function_write_checks
 
--- Rework: rule_ranking runs with its owner's rights. The ranker is granted it, but its candidates
--- come from tip_retrievals, which the ranker may not read: released, the ranker got
--- "permission denied for table tip_retrievals". Same result columns.
+-- Rework: a NULL skill or rule (22004) and an unknown skill (22023) raise; released, each answered
+-- with no rows, as for a rule that has no tips yet. Owner's rights as before (the ranker cannot
+-- read the raw log its candidates come from). Same arguments, same result columns.
 BEGIN;
 
 CREATE OR REPLACE FUNCTION ctxgraph.rule_ranking(skill text, rule_id text)
@@ -18,6 +18,12 @@ LANGUAGE sql STABLE
 SECURITY DEFINER
 SET search_path = pg_catalog, ctxgraph, pg_temp
 AS $$
+    -- An empty answer must mean "no tips for this rule", never a skill that does not exist.
+    SELECT ctxgraph._require_skill(rule_ranking.skill);
+    -- _raise_problem is IMMUTABLE: with constant arguments only, the planner would run it (and
+    -- raise) while planning; the message names the skill, so it runs only for a NULL rule.
+    SELECT ctxgraph._raise_problem('22004', format('ctxgraph: rule_ranking(%L) needs a rule_id', rule_ranking.skill), NULL)
+     WHERE rule_ranking.rule_id IS NULL;
     WITH candidates AS (
         SELECT t.id FROM ctxgraph.tips AS t
          WHERE t.skill = rule_ranking.skill AND t.rule_id = rule_ranking.rule_id

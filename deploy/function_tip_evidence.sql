@@ -15,11 +15,32 @@
 -- which is the released definition (every attempt of the rule weighted 1 - w, 1 where the tip was
 -- not retrieved) whenever an attempt's retrievals carry one credit, as the write path records
 -- them; released, the tip's attempts entered with the mean credit of all the attempt's tips.
--- A restored tip is judged on its attempts after the restore, from its (tip, attempt) rows. The
+-- A restored tip is judged on its attempts after the restore, from its (tip, attempt) rows; its
+-- attempts before the restore are still its own, never its rules' baseline (an attempt that
+-- retrieved it is no evidence of the rule without it), so the baseline subtracts all of them. The
 -- levels hold every scored retrieval, so they answer for an instant at or after the skill's
--- latest retrieval; an earlier as_of reads the log up to it, with the same arithmetic. Same
+-- latest retrieval; an earlier as_of reads the log up to it, with the same arithmetic. A NULL or
+-- unknown skill, or a NULL as_of, raises (22004, 22023) instead of answering nothing. Same
 -- arguments, same result columns.
 BEGIN;
+
+-- tip_evidence's argument checks: a NULL skill or as_of raises 22004, an unknown skill 22023.
+CREATE FUNCTION ctxgraph._tip_evidence_arguments(skill text, as_of timestamptz)
+RETURNS void
+LANGUAGE plpgsql STABLE
+AS $$
+BEGIN
+    PERFORM ctxgraph._require_skill(_tip_evidence_arguments.skill);
+    IF _tip_evidence_arguments.as_of IS NULL THEN
+        RAISE EXCEPTION 'ctxgraph: tip_evidence needs as_of' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+END
+$$;
+
+COMMENT ON FUNCTION ctxgraph._tip_evidence_arguments(text, timestamptz) IS
+    'Private: raises 22004 for a NULL skill or as_of and 22023 for an unknown skill (tip_evidence''s checks).';
+
+REVOKE ALL ON FUNCTION ctxgraph._tip_evidence_arguments(text, timestamptz) FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION ctxgraph.tip_evidence(skill text, as_of timestamptz DEFAULT now())
 RETURNS TABLE (
@@ -50,6 +71,8 @@ SET search_path = pg_catalog, ctxgraph, pg_temp
 -- The plan joins thousands of rows at most: compiling it (hundreds of ms) never pays.
 SET jit = off
 AS $$
+-- An empty answer must mean "no tips", never a skill that does not exist or no instant.
+SELECT ctxgraph._tip_evidence_arguments(tip_evidence.skill, tip_evidence.as_of);
 WITH params AS MATERIALIZED (
     -- ctxgraph.param raises on a missing row: eviction never runs on a silent NULL threshold.
     -- Materialized, so every threshold is read (and checked) once per call.
@@ -99,13 +122,22 @@ rules AS (
               FROM log_units AS u GROUP BY u.rule_id, u.attempt_key) AS a
      GROUP BY a.rule_id
 ),
--- A tip's own units at each rule (after its restore, if restored): count, sum w, sum w y, and sum w
--- over those that broke the system.
-tip_rules AS (
+-- A tip's own units at each rule, all of them: what its rules' baselines leave out. Count, sum w,
+-- sum w y, and sum w over those that broke the system.
+tip_rules_all AS (
     SELECT r.tip_id, r.rule_id, r.units, r.followed_n, r.followed_sum, r.harm_n
       FROM ctxgraph.tip_rule_stats AS r
      WHERE (SELECT l.maintained FROM latest AS l) AND r.skill = tip_evidence.skill
-       AND NOT EXISTS (SELECT 1 FROM last_restore AS lr WHERE lr.tip_id = r.tip_id)
+    UNION ALL
+    SELECT u.tip_id, u.rule_id, count(*), sum(u.w), sum(u.w * u.y), sum(u.w * u.harmful::integer)
+      FROM log_units AS u
+     GROUP BY u.tip_id, u.rule_id
+),
+-- The units a tip is judged on: all of them, or those after its restore if restored.
+tip_rules AS (
+    SELECT a.tip_id, a.rule_id, a.units, a.followed_n, a.followed_sum, a.harm_n
+      FROM tip_rules_all AS a
+     WHERE NOT EXISTS (SELECT 1 FROM last_restore AS lr WHERE lr.tip_id = a.tip_id)
     UNION ALL
     SELECT a.tip_id, a.rule_id, count(*), sum(a.weight_sum / a.scored),
            sum(a.weight_sum / a.scored * (a.outcome_sum / a.scored)), sum(a.weight_sum / a.scored * a.harmful::integer)
@@ -116,8 +148,8 @@ tip_rules AS (
     UNION ALL
     SELECT u.tip_id, u.rule_id, count(*), sum(u.w), sum(u.w * u.y), sum(u.w * u.harmful::integer)
       FROM log_units AS u
-      LEFT JOIN last_restore AS lr ON lr.tip_id = u.tip_id
-     WHERE lr.restored_at IS NULL OR u.retrieved_at > lr.restored_at
+      JOIN last_restore AS lr ON lr.tip_id = u.tip_id
+     WHERE u.retrieved_at > lr.restored_at
      GROUP BY u.tip_id, u.rule_id
 ),
 tip_runs AS (
@@ -148,9 +180,10 @@ per_tip AS (
      GROUP BY tr.tip_id
 ),
 per_tip_baseline AS (
-    -- Difficulty-matched: each rule's baseline weighs as much as the tip was followed there. The
-    -- rule's totals minus the tip's part are differences of float sums: a remainder under 1e-9
-    -- attempts is no baseline (it is 0 up to rounding).
+    -- Difficulty-matched: each rule's baseline weighs as much as the tip was followed there (since
+    -- its restore); the baseline itself is the rule's totals minus all of the tip's part. These
+    -- are differences of float sums: a remainder under 1e-9 attempts is no baseline (it is 0 up to
+    -- rounding).
     SELECT b.tip_id,
            sum(b.baseline_n) AS baseline_n,
            sum(b.followed_n * b.baseline_sum / b.baseline_n) FILTER (WHERE b.baseline_n > 1e-9)
@@ -158,10 +191,11 @@ per_tip_baseline AS (
            sum(b.followed_n * b.baseline_harm / b.baseline_n) FILTER (WHERE b.baseline_n > 1e-9)
                / nullif(sum(b.followed_n) FILTER (WHERE b.baseline_n > 1e-9), 0) AS baseline_harm_share
       FROM (SELECT tr.tip_id, tr.followed_n,
-                   greatest(ru.attempts - tr.followed_n, 0) AS baseline_n,
-                   ru.outcome_sum - tr.followed_sum AS baseline_sum,
-                   ru.harmful_attempts - tr.harm_n AS baseline_harm
+                   greatest(ru.attempts - own.followed_n, 0) AS baseline_n,
+                   ru.outcome_sum - own.followed_sum AS baseline_sum,
+                   ru.harmful_attempts - own.harm_n AS baseline_harm
               FROM tip_rules AS tr
+              JOIN tip_rules_all AS own ON own.tip_id = tr.tip_id AND own.rule_id = tr.rule_id
               JOIN rules AS ru ON ru.rule_id = tr.rule_id) AS b
      GROUP BY b.tip_id
 ),

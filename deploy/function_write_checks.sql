@@ -12,6 +12,33 @@
 -- Messages, SQLSTATEs and their order are those the per-call functions raised before.
 BEGIN;
 
+-- The one rule for an id the write path is given (run_id, rule_id): 1 to 200 characters, none of
+-- them whitespace, a control character or an invisible format character, ASCII or not (tab,
+-- newline, no-break space, the em space, the zero-width space, bidirectional marks, the byte-order
+-- mark). Such a character makes two ids that print alike differ, or one id print as two; 200
+-- characters keep every index entry far below PostgreSQL's limit on one (a longer id would fail
+-- there with 54000, deep inside the insert). Returns the problem's message, or NULL.
+CREATE FUNCTION ctxgraph._id_problem(what text, id text)
+RETURNS text
+LANGUAGE sql IMMUTABLE
+-- Immutable expressions only (|| and ::text rather than the stable format() and text || integer,
+-- no subquery), so the planner inlines it into the bulk ingest's one statement: called as a
+-- function instead, it made the checks of every staged line cost 14 times as much.
+AS $$
+    SELECT CASE
+        WHEN length(_id_problem.id) > 200
+            THEN 'ctxgraph: ' || _id_problem.what || ' must be at most 200 characters, got ' || length(_id_problem.id)::text
+        WHEN _id_problem.id ~ '[[:space:][:cntrl:]\u0085\u00a0\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff]'
+            -- Named by code point and position: the character itself would not show.
+            THEN 'ctxgraph: ' || _id_problem.what || ' must not contain whitespace or control characters, got U+'
+                 || upper(lpad(to_hex(ascii(substring(_id_problem.id FROM '[[:space:][:cntrl:]\u0085\u00a0\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff]'))), 4, '0'))
+                 || ' at character ' || strpos(_id_problem.id, substring(_id_problem.id FROM '[[:space:][:cntrl:]\u0085\u00a0\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff]'))::text
+    END
+$$;
+
+COMMENT ON FUNCTION ctxgraph._id_problem(text, text) IS
+    'Private: why an id of the write path breaks the id rule (at most 200 characters, no whitespace, control or invisible format character), or NULL.';
+
 -- log_retrievals' checks of one batch, before the tip lookup (ctxgraph._missing_tips).
 CREATE FUNCTION ctxgraph._retrieval_batch_problem(
     run_id            text,
@@ -31,21 +58,32 @@ AS $$
          '22004', 'ctxgraph: log_retrievals needs run_id, rule_id, tip_ids, similarity_scores and retrieved_at', NULL),
         (2, btrim(_retrieval_batch_problem.run_id) = '' OR btrim(_retrieval_batch_problem.rule_id) = '',
          '22023', 'ctxgraph: run_id and rule_id must not be empty', NULL),
-        (3, coalesce(array_ndims(_retrieval_batch_problem.tip_ids), 1) <> 1
+        (3, ctxgraph._id_problem('run_id', _retrieval_batch_problem.run_id) IS NOT NULL,
+         '22023', ctxgraph._id_problem('run_id', _retrieval_batch_problem.run_id), NULL),
+        (4, ctxgraph._id_problem('rule_id', _retrieval_batch_problem.rule_id) IS NOT NULL,
+         '22023', ctxgraph._id_problem('rule_id', _retrieval_batch_problem.rule_id), NULL),
+        (5, coalesce(array_ndims(_retrieval_batch_problem.tip_ids), 1) <> 1
             OR coalesce(array_ndims(_retrieval_batch_problem.similarity_scores), 1) <> 1,
          '22023', 'ctxgraph: tip_ids and similarity_scores must be one-dimensional arrays', NULL),
-        (4, cardinality(_retrieval_batch_problem.tip_ids) <> cardinality(_retrieval_batch_problem.similarity_scores),
+        (6, cardinality(_retrieval_batch_problem.tip_ids) <> cardinality(_retrieval_batch_problem.similarity_scores),
          '22023', format('ctxgraph: %s tip ids but %s similarity scores', cardinality(_retrieval_batch_problem.tip_ids),
                          cardinality(_retrieval_batch_problem.similarity_scores)),
          'similarity_scores[i] is the score of tip_ids[i]; pass NULL elements for unknown scores.'),
-        -- array_position refuses arrays of more dimensions: only asked of the ones check 3 lets pass.
-        (5, CASE WHEN coalesce(array_ndims(_retrieval_batch_problem.tip_ids), 1) = 1
+        -- array_position refuses arrays of more dimensions: only asked of the ones check 5 lets pass.
+        (7, CASE WHEN coalesce(array_ndims(_retrieval_batch_problem.tip_ids), 1) = 1
                  THEN array_position(_retrieval_batch_problem.tip_ids, NULL) IS NOT NULL END,
          '22004', 'ctxgraph: tip_ids must not contain NULL', NULL),
-        (6, CASE WHEN coalesce(array_ndims(_retrieval_batch_problem.similarity_scores), 1) = 1
+        (8, CASE WHEN coalesce(array_ndims(_retrieval_batch_problem.similarity_scores), 1) = 1
                  THEN array_position(_retrieval_batch_problem.similarity_scores, 'NaN'::double precision) IS NOT NULL END,
          '22023', 'ctxgraph: similarity_scores must not contain NaN', NULL),
-        (7, cardinality(_retrieval_batch_problem.tip_ids)
+        -- A similarity is a cosine: finite and within [-1, 1]. NaN, which sorts above every number,
+        -- was refused just above with its own message.
+        (9, CASE WHEN coalesce(array_ndims(_retrieval_batch_problem.similarity_scores), 1) = 1
+                 THEN EXISTS (SELECT 1 FROM unnest(_retrieval_batch_problem.similarity_scores) AS s WHERE s < -1 OR s > 1) END,
+         '22023', format('ctxgraph: similarity_scores must be cosines between -1 and 1, got %s',
+                         (SELECT s FROM unnest(_retrieval_batch_problem.similarity_scores) AS s WHERE s < -1 OR s > 1 LIMIT 1)),
+         'a similarity score is the cosine of the query''s and the tip''s embeddings; pass NULL for an unknown one.'),
+        (10, cardinality(_retrieval_batch_problem.tip_ids)
             <> (SELECT count(DISTINCT t) FROM unnest(_retrieval_batch_problem.tip_ids) AS t),
          '22023', 'ctxgraph: a tip appears twice in one retrieval batch', NULL)
       ) AS p (ord, failed, sqlstate, message, hint)
@@ -86,9 +124,13 @@ AS $$
          '22004', 'ctxgraph: save_attempt needs run_id, rule_id and attempt_number', NULL),
         (2, btrim(_attempt_problem.run_id) = '' OR btrim(_attempt_problem.rule_id) = '',
          '22023', 'ctxgraph: run_id and rule_id must not be empty', NULL),
-        (3, _attempt_problem.attempt_number < 1,
+        (3, ctxgraph._id_problem('run_id', _attempt_problem.run_id) IS NOT NULL,
+         '22023', ctxgraph._id_problem('run_id', _attempt_problem.run_id), NULL),
+        (4, ctxgraph._id_problem('rule_id', _attempt_problem.rule_id) IS NOT NULL,
+         '22023', ctxgraph._id_problem('rule_id', _attempt_problem.rule_id), NULL),
+        (5, _attempt_problem.attempt_number < 1,
          '22023', format('ctxgraph: attempt_number must be 1 or more, got %s', _attempt_problem.attempt_number), NULL),
-        (4, _attempt_problem.ended_at < _attempt_problem.started_at,
+        (6, _attempt_problem.ended_at < _attempt_problem.started_at,
          '22023', format('ctxgraph: attempt ends (%s) before it starts (%s)', _attempt_problem.ended_at,
                          _attempt_problem.started_at), NULL)
       ) AS p (ord, failed, sqlstate, message, hint)
@@ -163,14 +205,16 @@ $$;
 COMMENT ON FUNCTION ctxgraph._raise_problem(text, text, text, bigint) IS
     'Private: raises a problem a check helper returned, with its SQLSTATE and hint; with a line, the message names the run-log line.';
 
-REVOKE ALL ON FUNCTION ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamptz),
+REVOKE ALL ON FUNCTION ctxgraph._id_problem(text, text),
+    ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamptz),
     ctxgraph._missing_tips(text, bigint[]),
     ctxgraph._attempt_problem(text, text, integer, timestamptz, timestamptz),
     ctxgraph._outcome_problem(text, text, boolean, integer, text),
     ctxgraph._raise_problem(text, text, text, bigint) FROM PUBLIC;
 -- The write path runs with the caller's rights, so the writer executes the helpers it calls;
 -- graded_outcome calls _outcome_problem and _raise_problem for every role that may run it.
-GRANT EXECUTE ON FUNCTION ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamptz),
+GRANT EXECUTE ON FUNCTION ctxgraph._id_problem(text, text),
+    ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamptz),
     ctxgraph._missing_tips(text, bigint[]),
     ctxgraph._attempt_problem(text, text, integer, timestamptz, timestamptz) TO ctxgraph_writer;
 GRANT EXECUTE ON FUNCTION ctxgraph._outcome_problem(text, text, boolean, integer, text),

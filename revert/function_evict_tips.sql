@@ -1,6 +1,7 @@
 -- Revert ctxgraph:function_evict_tips from pg
 
--- Back to @v0.5.0: evict_tips refits the effects on every call.
+-- Back to @v0.5.0: evict_tips refits the effects on every call, and restore_tip checks a NULL
+-- tip id and as_of where it did then (P0002 for the id, 22004 for as_of only on a retired tip).
 BEGIN;
 
 CREATE OR REPLACE FUNCTION ctxgraph.evict_tips(skill text, as_of timestamptz DEFAULT now(), dry_run boolean DEFAULT true)
@@ -48,6 +49,38 @@ BEGIN
            EXISTS (SELECT 1 FROM log_rows AS l WHERE l.tip_id = b.tip_id)
       FROM batch AS b
      ORDER BY b.tip_id;
+END
+$$;
+
+CREATE OR REPLACE FUNCTION ctxgraph.restore_tip(skill text, tip_id bigint, as_of timestamptz DEFAULT now())
+RETURNS boolean
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, ctxgraph, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    was_retired timestamptz;
+BEGIN
+    PERFORM ctxgraph._require_skill(restore_tip.skill);
+    SELECT t.retired_at INTO was_retired FROM ctxgraph.tips AS t
+     WHERE t.skill = restore_tip.skill AND t.id = restore_tip.tip_id
+       FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'ctxgraph: no % tip with id %', restore_tip.skill, coalesce(restore_tip.tip_id::text, 'NULL')
+            USING ERRCODE = 'no_data_found';
+    END IF;
+    IF was_retired IS NULL THEN
+        RETURN false;
+    END IF;
+    UPDATE ctxgraph.tips AS t SET retired_at = NULL
+     WHERE t.skill = restore_tip.skill AND t.id = restore_tip.tip_id;
+    IF restore_tip.as_of IS NULL THEN
+        RAISE EXCEPTION 'ctxgraph: restore_tip needs as_of' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    UPDATE ctxgraph.tip_evictions AS e SET restored_at = greatest(restore_tip.as_of, e.retired_at)
+     WHERE e.skill = restore_tip.skill AND e.tip_id = restore_tip.tip_id AND e.restored_at IS NULL;
+    RETURN true;
 END
 $$;
 

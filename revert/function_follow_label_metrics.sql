@@ -1,6 +1,7 @@
 -- Revert ctxgraph:function_follow_label_metrics from pg
 
--- Back to the definition released at @v0.3.0, replaced in place.
+-- Back to @v0.5.0: arrays of different lengths are padded with NULLs (unnest), a NULL or unknown
+-- skill answers empty legs.
 BEGIN;
 
 CREATE OR REPLACE FUNCTION ctxgraph.follow_label_metrics(skill text, retrieval_ids bigint[], gold boolean[])
@@ -18,12 +19,14 @@ AS $$
          ORDER BY l.id
     ),
     rows AS (
-        SELECT l.followed AS gold, r.tip_followed_llm AS llm,
-               CASE WHEN r.tip_followed_emb <> 'NaN'::double precision THEN r.tip_followed_emb END AS emb
+        SELECT l.followed AS gold, r.tip_followed_llm AS llm, ctxgraph.known_cosine(r.tip_followed_emb) AS emb,
+               -- What the embedding leg alone decides: the follow rule with the judge silent.
+               ctxgraph.follow_verdict(ctxgraph.follow_decision(NULL, r.tip_followed_emb,
+                                                                (SELECT ctxgraph.param('follow.emb_threshold')))) AS emb_followed
           FROM labels AS l
           JOIN ctxgraph.tip_retrievals AS r ON r.skill = follow_label_metrics.skill AND r.id = l.id
     ),
-    threshold AS (SELECT p.value AS t FROM ctxgraph.parameters AS p WHERE p.name = 'follow.emb_threshold'),
+    threshold AS (SELECT ctxgraph.param('follow.emb_threshold') AS t),
     ranked AS (
         -- Mid-ranks for ties: (first rank + last rank) / 2, for the Mann-Whitney AUC.
         SELECT r.gold, r.emb,
@@ -54,12 +57,12 @@ AS $$
     SELECT 'embedding',
            (SELECT count(*) FROM rows),
            count(*),
-           avg(((r.emb >= (SELECT th.t FROM threshold AS th)) = r.gold)::int::double precision),
+           avg((r.emb_followed = r.gold)::int::double precision),
            ctxgraph.cohen_kappa(
-               count(*) FILTER (WHERE r.emb >= (SELECT th.t FROM threshold AS th) AND r.gold),
-               count(*) FILTER (WHERE r.emb >= (SELECT th.t FROM threshold AS th) AND NOT r.gold),
-               count(*) FILTER (WHERE r.emb < (SELECT th.t FROM threshold AS th) AND r.gold),
-               count(*) FILTER (WHERE r.emb < (SELECT th.t FROM threshold AS th) AND NOT r.gold)),
+               count(*) FILTER (WHERE r.emb_followed AND r.gold),
+               count(*) FILTER (WHERE r.emb_followed AND NOT r.gold),
+               count(*) FILTER (WHERE NOT r.emb_followed AND r.gold),
+               count(*) FILTER (WHERE NOT r.emb_followed AND NOT r.gold)),
            (SELECT (sum(k.mid_rank) FILTER (WHERE k.gold) - count(*) FILTER (WHERE k.gold) * (count(*) FILTER (WHERE k.gold) + 1) / 2.0)
                    / nullif(count(*) FILTER (WHERE k.gold) * count(*) FILTER (WHERE NOT k.gold), 0)
               FROM ranked AS k),

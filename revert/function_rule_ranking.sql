@@ -1,7 +1,6 @@
 -- Revert ctxgraph:function_rule_ranking from pg
 
--- Back to the definition released at @v0.3.0 (caller's rights), replaced in place: CREATE OR
--- REPLACE resets every property it does not name, SECURITY DEFINER and SET search_path too.
+-- Back to @v0.5.0: owner's rights, and a NULL or unknown skill answers no rows.
 BEGIN;
 
 CREATE OR REPLACE FUNCTION ctxgraph.rule_ranking(skill text, rule_id text)
@@ -11,6 +10,9 @@ RETURNS TABLE (
     utility_lower_bound double precision, outcome_rank bigint, follow_rank bigint, retired boolean
 )
 LANGUAGE sql STABLE
+-- Owner's rights: candidates come from the raw log, which the ranker may not read.
+SECURITY DEFINER
+SET search_path = pg_catalog, ctxgraph, pg_temp
 AS $$
     WITH candidates AS (
         SELECT t.id FROM ctxgraph.tips AS t

@@ -178,4 +178,6 @@ $$;
 COMMENT ON FUNCTION ctxgraph.tip_evidence(text, timestamptz) IS
     'Per tip of a skill, as of an instant: support (attempts, runs, follow-weighted attempts), the follow-weighted outcome against its rules'' baseline, harm, the effect when followed from ctxgraph.tip_effects, and the eviction reason: supported and the effect''s upper bound below eviction.max_effect_upper (NULL otherwise).';
 
+DROP FUNCTION ctxgraph._tip_evidence_arguments(text, timestamptz);
+
 COMMIT;

@@ -7,5 +7,6 @@ DROP FUNCTION ctxgraph._outcome_problem(text, text, boolean, integer, text);
 DROP FUNCTION ctxgraph._attempt_problem(text, text, integer, timestamptz, timestamptz);
 DROP FUNCTION ctxgraph._missing_tips(text, bigint[]);
 DROP FUNCTION ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamptz);
+DROP FUNCTION ctxgraph._id_problem(text, text);
 
 COMMIT;

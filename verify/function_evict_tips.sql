@@ -18,6 +18,12 @@ BEGIN
        OR ctxgraph.restore_tip('stig', tip) THEN
         RAISE EXCEPTION 'verify: evict_tips retired, or restore_tip restored, a tip with no evidence';
     END IF;
+    -- A NULL tip id is a missing argument (22004), not an unknown tip.
+    BEGIN
+        PERFORM ctxgraph.restore_tip('stig', NULL);
+        RAISE EXCEPTION 'verify: restore_tip accepted a NULL tip id';
+    EXCEPTION WHEN null_value_not_allowed THEN NULL;
+    END;
     RAISE EXCEPTION USING ERRCODE = 'P0004', MESSAGE = 'rollback';
 EXCEPTION WHEN assert_failure THEN NULL;
 END

@@ -26,3 +26,11 @@ BEGIN
 EXCEPTION WHEN assert_failure THEN NULL;
 END
 $$;
+-- Arrays of different lengths are refused, not padded.
+DO $$
+BEGIN
+    PERFORM ctxgraph.follow_label_metrics('stig', ARRAY[1, 2]::bigint[], ARRAY[true]);
+    RAISE EXCEPTION 'verify: follow_label_metrics padded mismatched arrays';
+EXCEPTION WHEN invalid_parameter_value THEN NULL;
+END
+$$;

@@ -32,3 +32,16 @@ BEGIN
 EXCEPTION WHEN assert_failure THEN NULL;
 END
 $$;
+-- A NULL or unknown skill raises instead of answering nothing.
+DO $$
+BEGIN
+    BEGIN
+        PERFORM ctxgraph.rule_ranking('ctxgraph_no_such_skill', 'x');
+        RAISE EXCEPTION 'verify: rule_ranking answered for an unknown skill';
+    EXCEPTION WHEN invalid_parameter_value THEN NULL;
+    END;
+    PERFORM ctxgraph.rule_ranking(NULL, 'x');
+    RAISE EXCEPTION 'verify: rule_ranking answered for a NULL skill';
+EXCEPTION WHEN null_value_not_allowed THEN NULL;
+END
+$$;

@@ -48,6 +48,20 @@ BEGIN
     IF e.reason IS NOT NULL THEN
         RAISE EXCEPTION 'verify: tip B, followed beside A, was blamed: %', row_to_json(e);
     END IF;
+    -- Restored after attempt 6, A is judged on attempts 7 to 12 (followed in 9 and 12), but its
+    -- earlier attempts stay out of the baseline: still 0.6, not (0.6 * 8) / 10.
+    INSERT INTO ctxgraph.tip_evictions (skill, tip_id, retired_at, reason, evidence, restored_at)
+    VALUES ('stig', tip_a, '2026-01-01 16:10+00', 'verify', '{}', '2026-01-01 16:20+00');
+    SELECT * INTO e FROM ctxgraph.tip_evidence('stig', '2026-01-02') AS x WHERE x.tip_id = tip_a;
+    IF (e.followed_attempts, round(e.rule_baseline::numeric, 9)) IS DISTINCT FROM (2::double precision, 0.6::numeric) THEN
+        RAISE EXCEPTION 'verify: restored tip A''s support or baseline is wrong: %', row_to_json(e);
+    END IF;
+    -- An unknown skill is an error, not an empty answer.
+    BEGIN
+        PERFORM ctxgraph.tip_evidence('nosuch', now());
+        RAISE EXCEPTION 'verify: tip_evidence answered for an unknown skill';
+    EXCEPTION WHEN invalid_parameter_value THEN NULL;
+    END;
     RAISE EXCEPTION USING ERRCODE = 'P0004', MESSAGE = 'rollback';
 EXCEPTION WHEN assert_failure THEN NULL;
 END

@@ -1,6 +1,7 @@
 -- Verify ctxgraph:function_write_checks on pg
 
-SELECT 'ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamptz)'::regprocedure,
+SELECT 'ctxgraph._id_problem(text, text)'::regprocedure,
+       'ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamptz)'::regprocedure,
        'ctxgraph._missing_tips(text, bigint[])'::regprocedure,
        'ctxgraph._attempt_problem(text, text, integer, timestamptz, timestamptz)'::regprocedure,
        'ctxgraph._outcome_problem(text, text, boolean, integer, text)'::regprocedure,
@@ -37,6 +38,22 @@ BEGIN
     END IF;
     IF (SELECT array_agg(m) FROM ctxgraph._missing_tips('stig', ARRAY[-1, -2]::bigint[]) AS m) IS DISTINCT FROM ARRAY[-1, -2]::bigint[] THEN
         RAISE EXCEPTION 'verify: _missing_tips missed ids no tip has';
+    END IF;
+    -- The id rule: a tab, a zero-width space or a 201st character is refused; 200 plain ones pass.
+    SELECT * INTO p FROM ctxgraph._retrieval_batch_problem(E'r\t1', 'x', ARRAY[1]::bigint[], ARRAY[0.5], now());
+    IF p.message IS DISTINCT FROM 'ctxgraph: run_id must not contain whitespace or control characters, got U+0009 at character 2' THEN
+        RAISE EXCEPTION 'verify: a tab in run_id gave %', p.message;
+    END IF;
+    IF (SELECT sqlstate FROM ctxgraph._attempt_problem('r', U&'x\200B', 1, NULL, NULL)) IS DISTINCT FROM '22023'
+       OR (SELECT sqlstate FROM ctxgraph._attempt_problem(repeat('r', 201), 'x', 1, NULL, NULL)) IS DISTINCT FROM '22023'
+       OR EXISTS (SELECT 1 FROM ctxgraph._attempt_problem(repeat('r', 200), 'x', 1, NULL, NULL)) THEN
+        RAISE EXCEPTION 'verify: save_attempt''s checks do not follow the id rule';
+    END IF;
+    -- A similarity is a cosine: 1 and -1 pass, Infinity and 42 do not.
+    IF EXISTS (SELECT 1 FROM ctxgraph._retrieval_batch_problem('r', 'x', ARRAY[1, 2]::bigint[], ARRAY[1, -1], now()))
+       OR NOT EXISTS (SELECT 1 FROM ctxgraph._retrieval_batch_problem('r', 'x', ARRAY[1]::bigint[], ARRAY['Infinity']::float8[], now()))
+       OR NOT EXISTS (SELECT 1 FROM ctxgraph._retrieval_batch_problem('r', 'x', ARRAY[1]::bigint[], ARRAY[42], now())) THEN
+        RAISE EXCEPTION 'verify: similarity scores outside [-1, 1] are not refused, or its ends are';
     END IF;
     SELECT * INTO p FROM ctxgraph._attempt_problem('r', 'x', 0, NULL, NULL);
     IF p.message IS DISTINCT FROM 'ctxgraph: attempt_number must be 1 or more, got 0' THEN

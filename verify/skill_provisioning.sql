@@ -41,3 +41,12 @@ EXCEPTION WHEN assert_failure THEN NULL;
 END
 $$;
 SELECT 1 / (NOT has_function_privilege('ctxgraph_writer', 'ctxgraph.add_skill(text, text, text)', 'EXECUTE'))::int;
+
+-- drop_skill(NULL) is a missing argument (22004), not an unknown skill.
+DO $$
+BEGIN
+    PERFORM ctxgraph.drop_skill(NULL);
+    RAISE EXCEPTION 'verify: drop_skill(NULL) did not raise';
+EXCEPTION WHEN null_value_not_allowed THEN NULL;
+END
+$$;

@@ -10,6 +10,8 @@ SELECT setseed(0.515);
 
 -- The released definition of the evidence figures, as @v0.5.0 computed them: each (tip, attempt)
 -- a unit, each rule's baseline over all its attempts weighted 1 - (the tip's follow weight there).
+-- One correction: a restored tip's attempts before its restore weigh 1 - w in its baseline too
+-- (released, they came back as attempts that did not retrieve it, weight 1).
 CREATE FUNCTION pg_temp.released_evidence(skill text, as_of timestamptz)
 RETURNS TABLE (tip_id bigint, attempts bigint, runs bigint, followed_attempts numeric, followed_outcome numeric,
                baseline_attempts numeric, rule_baseline numeric, harm_attempts numeric, baseline_harm_share numeric)
@@ -48,7 +50,7 @@ tip_rule_baselines AS (
            sum((1 - coalesce(u.weight, 0)) * ra.harmful::int) AS baseline_harm
       FROM tip_rules AS tr
       JOIN rule_attempts AS ra ON ra.rule_id = tr.rule_id
-      LEFT JOIN tip_units AS u ON u.tip_id = tr.tip_id AND u.attempt_key = ra.attempt_key
+      LEFT JOIN all_units AS u ON u.tip_id = tr.tip_id AND u.attempt_key = ra.attempt_key
      GROUP BY tr.tip_id, tr.rule_id, tr.followed_n
 ),
 per_tip AS (

@@ -1,0 +1,33 @@
+-- Revert ctxgraph:function_rule_ranking from pg
+
+-- Back to the definition released at @v0.3.0 (caller's rights), replaced in place: CREATE OR
+-- REPLACE resets every property it does not name, SECURITY DEFINER and SET search_path too.
+BEGIN;
+
+CREATE OR REPLACE FUNCTION ctxgraph.rule_ranking(skill text, rule_id text)
+RETURNS TABLE (
+    tip_id bigint, tip_rule_id text, body text, retrievals bigint, attempts bigint,
+    outcome_hit_rate double precision, hit_rate double precision, follow_rate double precision,
+    utility_lower_bound double precision, outcome_rank bigint, follow_rank bigint, retired boolean
+)
+LANGUAGE sql STABLE
+AS $$
+    WITH candidates AS (
+        SELECT t.id FROM ctxgraph.tips AS t
+         WHERE t.skill = rule_ranking.skill AND t.rule_id = rule_ranking.rule_id
+        UNION
+        SELECT DISTINCT r.tip_id FROM ctxgraph.tip_retrievals AS r
+         WHERE r.skill = rule_ranking.skill AND r.rule_id = rule_ranking.rule_id
+    )
+    SELECT h.tip_id, h.rule_id, t.body, h.retrievals, h.attempts, h.outcome_hit_rate, h.hit_rate, h.follow_rate,
+           h.utility_lower_bound,
+           rank() OVER (ORDER BY h.outcome_hit_rate DESC NULLS LAST),
+           rank() OVER (ORDER BY h.retired, h.hit_rate DESC NULLS LAST, h.utility_lower_bound DESC NULLS LAST),
+           h.retired
+      FROM candidates AS c
+      JOIN ctxgraph.tip_hit_rates AS h ON h.skill = rule_ranking.skill AND h.tip_id = c.id
+      JOIN ctxgraph.tips AS t ON t.skill = h.skill AND t.id = h.tip_id
+     ORDER BY 11, 10, h.tip_id
+$$;
+
+COMMIT;

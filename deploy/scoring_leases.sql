@@ -241,6 +241,9 @@ AS $$
 #variable_conflict use_column
 DECLARE
     lease_for interval;
+    -- One instant for the whole claim: two clock_timestamp() calls would give a lease a few
+    -- microseconds more or less than scoring.lease_seconds.
+    claimed_at timestamptz;
 BEGIN
     PERFORM ctxgraph._require_scoring_pass(claim_scoring_batch.pass_id);
     IF claim_scoring_batch.batch_size IS NULL OR claim_scoring_batch.exclude IS NULL THEN
@@ -252,6 +255,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     lease_for := make_interval(secs => ctxgraph.param('scoring.lease_seconds'));
+    claimed_at := clock_timestamp();
     RETURN QUERY
     WITH live AS MATERIALIZED (
         SELECT p.pid FROM ctxgraph._live_scoring_passes() AS p (pid)
@@ -262,7 +266,7 @@ BEGIN
          WHERE c.retrieval_id <> ALL (claim_scoring_batch.exclude)
            AND NOT EXISTS (SELECT 1 FROM ctxgraph.scoring_leases AS l
                             WHERE l.skill = claim_scoring_batch.skill AND l.retrieval_id = c.retrieval_id
-                              AND l.expires_at > clock_timestamp() AND l.owner_pid IN (SELECT pid FROM live))
+                              AND l.expires_at > claimed_at AND l.owner_pid IN (SELECT pid FROM live))
          ORDER BY c.retrieval_id
          LIMIT claim_scoring_batch.batch_size
     ), leased AS (
@@ -270,13 +274,13 @@ BEGIN
         -- then finds its lease live and takes nothing: no row has two live leases.
         INSERT INTO ctxgraph.scoring_leases AS l (skill, retrieval_id, pass_id, owner_pid, rescore, leased_at, expires_at)
         SELECT claim_scoring_batch.skill, w.retrieval_id, claim_scoring_batch.pass_id, pg_backend_pid(), w.stamped,
-               clock_timestamp(), clock_timestamp() + lease_for
+               claimed_at, claimed_at + lease_for
           FROM wanted AS w
          ORDER BY w.retrieval_id
         ON CONFLICT (skill, retrieval_id) DO UPDATE
            SET pass_id = excluded.pass_id, owner_pid = excluded.owner_pid, rescore = excluded.rescore,
                leased_at = excluded.leased_at, expires_at = excluded.expires_at
-         WHERE l.expires_at <= clock_timestamp() OR l.owner_pid NOT IN (SELECT pid FROM live)
+         WHERE l.expires_at <= claimed_at OR l.owner_pid NOT IN (SELECT pid FROM live)
         RETURNING l.retrieval_id
     )
     SELECT w.retrieval_id, w.rule_id, w.attempt_id, w.attempt_number, w.retrieved_at, w.tip_id,

@@ -182,6 +182,34 @@ $$;
 COMMENT ON FUNCTION ctxgraph.end_scoring_pass(text, uuid) IS
     'Releases every lease the pass still holds in the skill and its session''s pass lock; returns the leases released.';
 
+-- A batch can take longer than a lease (a slow judge: 256 rows at 8 in flight and a 60 s timeout
+-- each is half an hour). Without renewal another pass would take the rows over when the lease ends
+-- and ask the same questions again; the pass renews its leases while it works instead.
+CREATE FUNCTION ctxgraph.renew_scoring_leases(skill text, pass_id uuid)
+RETURNS integer
+LANGUAGE plpgsql
+SECURITY DEFINER
+SET search_path = pg_catalog, ctxgraph, pg_temp
+AS $$
+#variable_conflict use_column
+DECLARE
+    renewed integer;
+BEGIN
+    PERFORM ctxgraph._require_skill(renew_scoring_leases.skill);
+    PERFORM ctxgraph._require_scoring_pass(renew_scoring_leases.pass_id);
+    -- Only leases this session still owns: a lease another pass took over after it expired stays theirs.
+    UPDATE ctxgraph.scoring_leases AS l
+       SET expires_at = clock_timestamp() + make_interval(secs => ctxgraph.param('scoring.lease_seconds'))
+     WHERE l.skill = renew_scoring_leases.skill AND l.pass_id = renew_scoring_leases.pass_id
+       AND l.owner_pid = pg_catalog.pg_backend_pid();
+    GET DIAGNOSTICS renewed = ROW_COUNT;
+    RETURN renewed;
+END
+$$;
+
+COMMENT ON FUNCTION ctxgraph.renew_scoring_leases(text, uuid) IS
+    'Extends every lease this session''s pass holds in the skill to scoring.lease_seconds from now; returns the leases renewed.';
+
 -- The rows a pass would score: unscored, or stamped with one of the rescore statuses.
 CREATE FUNCTION ctxgraph.scoring_candidates(skill text, run_id text, rescore text[] DEFAULT '{}')
 RETURNS TABLE (retrieval_id bigint, rule_id text, attempt_id bigint, attempt_number integer,
@@ -425,13 +453,13 @@ COMMENT ON FUNCTION ctxgraph.write_scoring_results(text, uuid, jsonb) IS
 
 REVOKE ALL ON FUNCTION ctxgraph._scoring_pass_lock_class(), ctxgraph._live_scoring_passes(),
     ctxgraph._require_scoring_pass(uuid), ctxgraph.begin_scoring_pass(), ctxgraph.end_scoring_pass(text, uuid),
-    ctxgraph.scoring_candidates(text, text, text[]),
+    ctxgraph.renew_scoring_leases(text, uuid), ctxgraph.scoring_candidates(text, text, text[]),
     ctxgraph.claim_scoring_batch(text, text, uuid, integer, bigint[], text[]),
     ctxgraph.write_scoring_results(text, uuid, jsonb) FROM PUBLIC;
 DO $$
 BEGIN
     PERFORM ctxgraph._grant('EXECUTE ON FUNCTION ctxgraph.begin_scoring_pass(), ctxgraph.end_scoring_pass(text, uuid), '
-                            'ctxgraph.scoring_candidates(text, text, text[]), '
+                            'ctxgraph.renew_scoring_leases(text, uuid), ctxgraph.scoring_candidates(text, text, text[]), '
                             'ctxgraph.claim_scoring_batch(text, text, uuid, integer, bigint[], text[]), '
                             'ctxgraph.write_scoring_results(text, uuid, jsonb)', '{scorer}');
     PERFORM ctxgraph._grant('SELECT ON ctxgraph.scoring_statuses', '{scorer,analyst}');

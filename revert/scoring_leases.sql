@@ -5,6 +5,7 @@ BEGIN;
 DROP FUNCTION ctxgraph.write_scoring_results(text, uuid, jsonb);
 DROP FUNCTION ctxgraph.claim_scoring_batch(text, text, uuid, integer, bigint[], text[]);
 DROP FUNCTION ctxgraph.scoring_candidates(text, text, text[]);
+DROP FUNCTION ctxgraph.renew_scoring_leases(text, uuid);
 DROP FUNCTION ctxgraph.end_scoring_pass(text, uuid);
 DROP FUNCTION ctxgraph.begin_scoring_pass();
 DROP FUNCTION ctxgraph._require_scoring_pass(uuid);

@@ -406,3 +406,65 @@ def test_two_passes_and_writers_at_once_score_every_row_once(seed, database_url)
     assert len(calls) == 48 == len(set(calls))
     assert stamped_count(database_url, run.run_id) == 48
     assert [r.taken_by_others for r in results] == [0, 0]
+
+
+# -- deliverable 1: a batch slower than its lease keeps it -----------------------------------------
+
+@pytest.fixture
+def two_second_leases(database_url):
+    """scoring.lease_seconds = 2 for one test, put back afterwards."""
+    with psycopg.connect(database_url, autocommit=True) as admin:
+        old = admin.execute("SELECT value FROM ctxgraph.parameters WHERE name = 'scoring.lease_seconds'").fetchone()[0]
+        admin.execute("UPDATE ctxgraph.parameters SET value = 2 WHERE name = 'scoring.lease_seconds'")
+    try:
+        yield
+    finally:
+        with psycopg.connect(database_url, autocommit=True) as admin:
+            admin.execute("UPDATE ctxgraph.parameters SET value = %s WHERE name = 'scoring.lease_seconds'", (old,))
+
+
+@pytest.mark.parametrize("renew_every, asked_twice", [(0.4, False), (600.0, True)],
+                         ids=["renewed", "not-renewed-in-time"])
+def test_a_batch_slower_than_its_lease_is_not_taken_over(seed, database_url, two_second_leases,
+                                                         renew_every, asked_twice):
+    # One batch of 12 rows, one question at a time, 0.5 s each: the batch takes 6 s, a lease 2 s.
+    # A second pass starts once the first has asked 6 questions (2.5 s after its claim). Unrenewed,
+    # the leases have expired: the second pass takes the rows over and asks again what the first has
+    # not answered yet (the control). Renewed every 0.4 s, it finds nothing to claim.
+    run = seed([{"rule": "r", "tips": [unique(f"Tip {n}.")], "script": script(n)} for n in range(12)])
+    calls: list[str] = []
+    lock = threading.Lock()
+
+    def answer(request):
+        with lock:
+            calls.append(request.messages[-1]["content"])
+        return slow(0.5, verdict(True))
+
+    results: list[scoring_pass.PassSummary] = []
+    errors: list[BaseException] = []
+    with StubServer() as server:
+        server.responder = answer
+
+        def one_pass() -> None:
+            connection = connect(database_url)
+            try:
+                results.append(scoring_pass.run_pass(connection, config(
+                    run, judge_url=server.base_url, batch_size=12, concurrency=1, lease_renew_seconds=renew_every)))
+            except BaseException as exc:  # noqa: BLE001 - reported by the assertion below
+                errors.append(exc)
+            finally:
+                connection.close()
+
+        first = threading.Thread(target=one_pass)
+        first.start()
+        wait_for(lambda: len(calls) >= 6, "the first pass's sixth question")
+        second = threading.Thread(target=one_pass)
+        second.start()
+        first.join(timeout=120)
+        second.join(timeout=120)
+    assert errors == []
+    assert stamped_count(database_url, run.run_id) == 12
+    assert (len(calls) > len(set(calls))) is asked_twice
+    if not asked_twice:
+        assert sorted(r.stamped for r in results) == [0, 12]
+        assert max(r.lease_renewals for r in results) >= 5

@@ -15,6 +15,8 @@ SELECT 1 / (COUNT(*) = 5)::int FROM ctxgraph.scoring_statuses
 -- The scorer runs the pass's functions; the writer, the ranker and PUBLIC do not.
 SELECT 1 / (has_function_privilege('ctxgraph_scorer', 'ctxgraph.claim_scoring_batch(text, text, uuid, integer, bigint[], text[])', 'EXECUTE')
             AND has_function_privilege('ctxgraph_scorer', 'ctxgraph.write_scoring_results(text, uuid, jsonb)', 'EXECUTE')
+            AND has_function_privilege('ctxgraph_scorer', 'ctxgraph.renew_scoring_leases(text, uuid)', 'EXECUTE')
+            AND NOT has_function_privilege('ctxgraph_writer', 'ctxgraph.renew_scoring_leases(text, uuid)', 'EXECUTE')
             AND NOT has_function_privilege('ctxgraph_writer', 'ctxgraph.write_scoring_results(text, uuid, jsonb)', 'EXECUTE')
             AND NOT has_function_privilege('ctxgraph_ranker', 'ctxgraph.claim_scoring_batch(text, text, uuid, integer, bigint[], text[])', 'EXECUTE')
             AND NOT has_table_privilege('ctxgraph_scorer', 'ctxgraph.scoring_leases', 'INSERT, UPDATE, DELETE')

@@ -43,6 +43,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import math
+import threading
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -106,6 +107,8 @@ class PassConfig:
     rescore: tuple[str, ...] = ()
     # How long a write-back keeps retrying rows a writer holds before leaving them to the next pass.
     write_retry_seconds: float = 30.0
+    # How often the pass renews its leases while it works (None: a third of scoring.lease_seconds).
+    lease_renew_seconds: float | None = None
 
 
 @dataclass
@@ -147,6 +150,7 @@ class PassSummary:
     notes: list[str] = field(default_factory=list)
     log_problems: Counter[str] = field(default_factory=Counter)
     retry_reasons: Counter[str] = field(default_factory=Counter)
+    lease_renewals: int = 0
     # The run log's index: its problems with their line numbers, and how each row's script was found.
     script_index: ScriptIndex | None = None
 
@@ -187,6 +191,9 @@ class PassSummary:
             lines.append("  follow_probability NULL by reason: " + _counts(signal_nulls))
         if self.retry_reasons:
             lines.append("  left for the next pass by reason: " + _counts(self.retry_reasons))
+        if self.lease_renewals or self.taken_by_others:
+            lines.append(f"  leases: renewed {self.lease_renewals} times while batches were worked on; "
+                         f"{self.taken_by_others} rows taken over by another pass after their lease expired")
         if self.script_index is not None:
             lines.extend(f"  {line}" for line in self.script_index.report_lines())
         elif self.log_problems:
@@ -512,6 +519,7 @@ def _run(conn: psycopg.Connection, store: Store, config: PassConfig, summary: Pa
         summary.embed_seconds += time.perf_counter() - began
 
     pass_id = store.begin_pass()
+    renew_every = config.lease_renew_seconds or store.lease_seconds() / 3
     try:
         tried: list[int] = []
         while True:
@@ -519,7 +527,8 @@ def _run(conn: psycopg.Connection, store: Store, config: PassConfig, summary: Pa
             if not rows:
                 break
             tried.extend(row.retrieval_id for row in rows)
-            scores = _score_batch(store, config, rows, index, judge, embed, signal, summary)
+            with _LeaseKeeper(store, config.skill, pass_id, renew_every, summary):
+                scores = _score_batch(store, config, rows, index, judge, embed, signal, summary)
             _write_back(store, config, pass_id, scores, {row.retrieval_id: row.stamped for row in rows}, summary)
             summary.claimed += len(rows)
             if progress:
@@ -545,6 +554,38 @@ def _run(conn: psycopg.Connection, store: Store, config: PassConfig, summary: Pa
         began = time.perf_counter()
         summary.effects_fitted = Client(conn).ensure_tip_effects(config.skill)
         summary.effects_seconds = time.perf_counter() - began
+
+
+class _LeaseKeeper:
+    """Renews the pass's leases every ``every`` seconds while a batch is worked on, so that a batch slower
+    than a lease (a slow judge) is not taken over by another pass and asked again.
+
+    It runs in a thread of its own on the pass's connection: psycopg serialises the statements of one
+    connection across threads, and the connection is in autocommit, so a renewal is one short
+    statement between the pass's own. A renewal that fails (the connection is gone) ends the keeper;
+    the pass's next statement meets the same failure.
+    """
+
+    def __init__(self, store: Store, skill: str, pass_id: str, every: float, summary: PassSummary) -> None:
+        self._store, self._skill, self._pass_id, self._every, self._summary = store, skill, pass_id, every, summary
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._loop, name="ctxgraph-lease-keeper", daemon=True)
+
+    def __enter__(self) -> _LeaseKeeper:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _loop(self) -> None:
+        while not self._stop.wait(self._every):
+            try:
+                self._store.renew_leases(self._skill, self._pass_id)
+            except psycopg.Error:
+                return
+            self._summary.lease_renewals += 1
 
 
 def _sql_message(exc: psycopg.Error) -> str:

@@ -405,6 +405,14 @@ class Store:
         """Release the pass's remaining leases and its session lock; return the leases released."""
         return int(self.conn.execute("SELECT ctxgraph.end_scoring_pass(%s, %s)", (skill, pass_id)).fetchone()[0])
 
+    def renew_leases(self, skill: str, pass_id: str) -> int:
+        """Extend the pass's leases to scoring.lease_seconds from now; return the leases renewed."""
+        return int(self.conn.execute("SELECT ctxgraph.renew_scoring_leases(%s, %s)", (skill, pass_id)).fetchone()[0])
+
+    def lease_seconds(self) -> float:
+        """How long a lease lasts (the parameter scoring.lease_seconds)."""
+        return float(self.conn.execute("SELECT ctxgraph.param('scoring.lease_seconds')").fetchone()[0])
+
     def scoring_candidates(self, skill: str, run_id: str, rescore: Sequence[str] = ()) -> list[ClaimedRow]:
         """The run's rows a pass would score (unscored, or stamped for a rescore reason), unleased.
 

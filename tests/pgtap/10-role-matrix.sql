@@ -7,7 +7,7 @@
 -- against the catalog; then real attempts with SET LOCAL ROLE. Needs pgTAP, the fixtures of
 -- tests/fixtures/factories.sql, and a superuser (or CREATEROLE) session.
 BEGIN;
-SELECT plan(749);
+SELECT plan(754);
 
 CREATE ROLE ctxgraph_roles_probe NOLOGIN;
 -- ---------------------------------------------------------------------------------------------
@@ -137,6 +137,7 @@ SELECT set_eq(
                  ('function', 'ctxgraph.current_follow_calibration(text, text)'),
                  ('function', 'ctxgraph.begin_scoring_pass()'),
                  ('function', 'ctxgraph.end_scoring_pass(text, uuid)'),
+                 ('function', 'ctxgraph.renew_scoring_leases(text, uuid)'),
                  ('function', 'ctxgraph.scoring_candidates(text, text, text[])'),
                  ('function', 'ctxgraph.claim_scoring_batch(text, text, uuid, integer, bigint[], text[])'),
                  ('function', 'ctxgraph.write_scoring_results(text, uuid, jsonb)'),
@@ -1969,7 +1970,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
           'column grants on cve.scoring_null_reasons: none');
 
 -- ---------------------------------------------------------------------------------------------
--- Functions (235): EXECUTE for each role, both ways; PUBLIC never.
+-- Functions (240): EXECUTE for each role, both ways; PUBLIC never.
 -- ---------------------------------------------------------------------------------------------
 SELECT function_privs_are('ctxgraph', 'save_attempt', ARRAY['text', 'text', 'text', 'integer', 'text', 'timestamp with time zone', 'timestamp with time zone']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
@@ -2196,6 +2197,21 @@ SELECT function_privs_are('ctxgraph', 'end_scoring_pass', ARRAY['text', 'uuid']:
 SELECT function_privs_are('ctxgraph', 'end_scoring_pass', ARRAY['text', 'uuid']::name[],
                           'ctxgraph_roles_probe', '{}'::name[],
                           'PUBLIC (a role with no grants) may not execute ctxgraph.end_scoring_pass(text, uuid)');
+SELECT function_privs_are('ctxgraph', 'renew_scoring_leases', ARRAY['text', 'uuid']::name[],
+                          'ctxgraph_writer', '{}'::name[],
+                          'ctxgraph_writer may not execute ctxgraph.renew_scoring_leases(text, uuid)');
+SELECT function_privs_are('ctxgraph', 'renew_scoring_leases', ARRAY['text', 'uuid']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.renew_scoring_leases(text, uuid)');
+SELECT function_privs_are('ctxgraph', 'renew_scoring_leases', ARRAY['text', 'uuid']::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph.renew_scoring_leases(text, uuid)');
+SELECT function_privs_are('ctxgraph', 'renew_scoring_leases', ARRAY['text', 'uuid']::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph.renew_scoring_leases(text, uuid)');
+SELECT function_privs_are('ctxgraph', 'renew_scoring_leases', ARRAY['text', 'uuid']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.renew_scoring_leases(text, uuid)');
 SELECT function_privs_are('ctxgraph', 'scoring_candidates', ARRAY['text', 'text', 'text[]']::name[],
                           'ctxgraph_writer', '{}'::name[],
                           'ctxgraph_writer may not execute ctxgraph.scoring_candidates(text, text, text[])');

@@ -2,7 +2,7 @@
 -- a dead or expired lease can be taken over, a write-back writes only rows still leased to its pass,
 -- stamps only final results, re-scores only into a final result, and refuses bad input by SQLSTATE.
 BEGIN;
-SELECT plan(36);
+SELECT plan(41);
 
 SELECT has_table('ctxgraph', 'scoring_leases', 'ctxgraph.scoring_leases exists');
 SELECT col_is_pk('ctxgraph', 'scoring_leases', ARRAY['skill', 'retrieval_id'], 'one lease per retrieval');
@@ -52,6 +52,26 @@ SELECT is((SELECT count(*)::int FROM ctxgraph.scoring_leases
             WHERE retrieval_id IN (SELECT id FROM lease_rows)
               AND owner_pid = pg_backend_pid() AND expires_at - leased_at = interval '900 seconds'),
           3, 'a lease records its owner and lasts scoring.lease_seconds');
+
+-- Renewal: a pass extends its own leases while it works, and only those.
+RESET ROLE;
+UPDATE ctxgraph.scoring_leases SET leased_at = now() - interval '20 minutes', expires_at = now() + interval '1 minute'
+ WHERE pass_id = pg_temp.p(1);
+SET LOCAL ROLE ctxgraph_scorer;
+SELECT is(ctxgraph.renew_scoring_leases('stig', pg_temp.p(1)), 2, 'a renewal extends every lease of the pass');
+SELECT is((SELECT count(*)::int FROM ctxgraph.scoring_leases
+            WHERE pass_id = pg_temp.p(1) AND expires_at >= now() + interval '900 seconds'),
+          2, 'a renewed lease lasts scoring.lease_seconds from the renewal');
+SELECT is((SELECT expires_at - leased_at FROM ctxgraph.scoring_leases WHERE pass_id = pg_temp.p(2)),
+          interval '900 seconds', 'another pass''s lease is left alone');
+RESET ROLE;
+UPDATE ctxgraph.scoring_leases SET owner_pid = -1 WHERE retrieval_id = pg_temp.rid(2);
+SET LOCAL ROLE ctxgraph_scorer;
+SELECT is(ctxgraph.renew_scoring_leases('stig', pg_temp.p(1)), 1, 'a lease this session no longer owns is not renewed');
+RESET ROLE;
+UPDATE ctxgraph.scoring_leases SET owner_pid = pg_backend_pid() WHERE retrieval_id = pg_temp.rid(2);
+SET LOCAL ROLE ctxgraph_scorer;
+SELECT throws_ok($$SELECT ctxgraph.renew_scoring_leases('stig', NULL)$$, '22004', NULL, 'a NULL pass id is refused');
 SELECT is((SELECT count(*)::int FROM stig.tip_retrievals WHERE run_id = 'lease-run' AND tip_followed_computed_at IS NULL),
           3, 'a claim writes nothing to the retrievals');
 

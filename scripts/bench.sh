@@ -14,7 +14,12 @@
 #   4. The follow signal against every labelled pair set (bench/follow_signal_auc.py): ROC AUC of the
 #      cosine and of the calibrated lexical signal, cross-validated by rule, and the judge cascade's
 #      calls saved and agreement. About 1 minute, no database.
-# Every database is dropped on every exit. About 13 minutes on 2 cores.
+#   5. The load run (bench/load_run.py): 16 clients reading the ranker view while 4 agents write
+#      attempts and ctxgraph score loops over their run against a local judge, 60 s, on a third
+#      throwaway database holding a generated history (BENCH_LOAD_RUN_RUNS runs of the same rules):
+#      the read's p50/p99 under load beside its idle p50, errors, deadlocks, rows left unscored,
+#      questions asked twice, and the aggregates against a from-scratch computation. About 2 minutes.
+# Every database is dropped on every exit. About 15 minutes on 2 cores.
 #
 # Knobs (environment):
 #   BENCH_LOAD=triggers|replica  load the log with the tip_stats triggers firing (default), or with
@@ -25,6 +30,7 @@
 #   BENCH_SIMULATE=0             skip part 3; BENCH_SIMULATE_SEED (1) its seed, BENCH_SIMULATE_BASELINE
 #                                (@v0.4.0; empty: no baseline line) the change the "before" line deploys to
 #   BENCH_FOLLOW_SIGNAL=0        skip part 4
+#   BENCH_LOAD_RUN=0             skip part 5; BENCH_LOAD_RUN_SECONDS (60), BENCH_LOAD_RUN_RUNS (8) its history
 #   BENCH_OUT=DIR                keep results.json, the plans and scoring_pass.txt in DIR
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -49,6 +55,7 @@ simulate_baseline=${BENCH_SIMULATE_BASELINE-@v0.4.0}
 suffix="$$_$(date +%s)"
 bench_db="ctxgraph_bench_$suffix"
 pass_db="ctxgraph_bench_pass_$suffix"
+load_db="ctxgraph_bench_load_$suffix"
 out=${BENCH_OUT:-}
 own_out=0
 if [ -z "$out" ]; then out=$(mktemp -d); own_out=1; fi
@@ -56,6 +63,7 @@ mkdir -p "$out"
 cleanup() {
   drop_database "$bench_db"
   drop_database "$pass_db"
+  drop_database "$load_db"
   if [ "$own_out" -eq 1 ]; then rm -rf "$out"; fi
 }
 trap cleanup EXIT
@@ -105,6 +113,21 @@ if [ "${BENCH_FOLLOW_SIGNAL:-1}" != "0" ]; then
   say "follow signal measured"
 fi
 
+# Part 5: the load run (readers, agents and scoring passes at once) on a history of its own.
+load_run_status=0
+if [ "${BENCH_LOAD_RUN:-1}" != "0" ]; then
+  create_database "$load_db"
+  ( export PGDATABASE="$load_db"
+    sqitch deploy --quiet >/dev/null
+    psql -X -q -v ON_ERROR_STOP=1 -v seed="$seed" -v runs="${BENCH_LOAD_RUN_RUNS:-8}" -v rules="$rules" \
+      -v tips_per_rule="$tips_per_rule" -v replica="$replica" -f bench/generate.sql >/dev/null
+    DATABASE_URL=$(url_for "$load_db") .venv/bin/python bench/load_run.py \
+      --seconds "${BENCH_LOAD_RUN_SECONDS:-60}" --json "$out/load_run.json" ) >"$out/load_run.txt" 2>&1 \
+    || load_run_status=$?
+  drop_database "$load_db"
+  say "load run measured; $load_db dropped"
+fi
+
 printf '\n== EXPLAIN (ANALYZE, BUFFERS) of the ranker read (50 candidate tips)\n\n'
 cat "$out/plan.txt"
 if [ "$scoring_pass" != "0" ]; then
@@ -124,7 +147,13 @@ if [ "${BENCH_FOLLOW_SIGNAL:-1}" != "0" ]; then
   cat "$out/follow_signal.txt"
   if [ "$follow_signal_status" -ne 0 ]; then printf 'bench: the follow-signal benchmark failed (exit %s)\n' "$follow_signal_status"; fi
 fi
+if [ "${BENCH_LOAD_RUN:-1}" != "0" ]; then
+  printf '\n== load run (bench/load_run.py)\n\n'
+  cat "$out/load_run.txt"
+  if [ "$load_run_status" -ne 0 ]; then printf 'bench: the load run failed or found a fault (exit %s)\n' "$load_run_status"; fi
+fi
 if [ "$own_out" -eq 0 ]; then printf '\nresults kept in %s\n' "$out"; fi
 if [ "$pass_status" -ne 0 ]; then exit "$pass_status"; fi
 if [ "$follow_signal_status" -ne 0 ]; then exit "$follow_signal_status"; fi
+if [ "$load_run_status" -ne 0 ]; then exit "$load_run_status"; fi
 exit "$simulate_status"

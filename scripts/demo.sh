@@ -26,23 +26,27 @@ export DATABASE_URL
 sqitch deploy --quiet >/dev/null
 mkdir -p "$out"
 
+# Without a judge the pass is told so (--no-judge): a pass merely missing its --judge-url leaves
+# every row for a later pass that has one, and the demo would show nothing scored.
+judge_args=()
 if [ -n "${CTXGRAPH_JUDGE_URL:-}" ]; then
   echo "judge leg: $CTXGRAPH_JUDGE_URL"
 else
-  echo "judge leg: CTXGRAPH_JUDGE_URL is not set, so the judge leg is skipped and follow weights come"
-  echo "from the follow signal (follow_probability; the cosine where a row has none)."
+  judge_args=(--no-judge)
+  echo "judge leg: CTXGRAPH_JUDGE_URL is not set, so the judge leg is skipped (--no-judge) and follow"
+  echo "weights come from the follow signal (follow_probability; the cosine where a row has none)."
 fi
 
 banner "1. run-6: load through the write path, then score (the end-of-run pass)"
 "$ctxgraph" load --skill stig --tips "$sample/tips.jsonl" --log "$sample/run-6.jsonl"
-"$ctxgraph" score --skill stig --run run-6 --log "$sample/run-6.jsonl" --quiet
+"$ctxgraph" score --skill stig --run run-6 --log "$sample/run-6.jsonl" --quiet "${judge_args[@]}"
 
 banner "2. after run-6: what the ranker believes about the cryptography rule"
 "$ctxgraph" audit --skill stig --rule "$rule" --only ranking,misleading,harmful_when_followed
 
 banner "3. run-7 (the more obedient Worker): load, then score"
 "$ctxgraph" load --skill stig --tips "$sample/tips.jsonl" --log "$sample/run-7.jsonl"
-"$ctxgraph" score --skill stig --run run-7 --log "$sample/run-7.jsonl" --quiet
+"$ctxgraph" score --skill stig --run run-7 --log "$sample/run-7.jsonl" --quiet "${judge_args[@]}"
 
 banner "4. the audit after run-7"
 "$ctxgraph" audit --skill stig --rule "$rule" --top 8 --html "$out/audit.html"

@@ -1,95 +1,13 @@
 -- Delta maintenance: tip_stats, tip_attempt_stats and the levels eviction reads (tip_rule_stats,
 -- tip_stats.runs, rule_attempt_stats, rule_stats) are moved by the rows each statement changes,
 -- never re-aggregated from a tip's history. After every kind of write, on seeded random data, all
--- must equal a from-scratch computation written here over scored_retrievals and the raw log (the
+-- must equal a from-scratch computation (tests/fixtures/maintained_references.sql) over scored_retrievals and the raw log (the
 -- sums up to float rounding: they move by differences; 10 decimals).
 BEGIN;
 SELECT plan(37);
 SELECT setseed(0.2026);
 
--- The references, independent of the triggers and of refresh_tip_stats.
-CREATE TEMP VIEW reference_tips AS
-WITH logged AS (
-    SELECT r.skill, r.tip_id, count(*) AS retrievals, max(r.retrieved_at) AS last_retrieved_at
-      FROM ctxgraph.tip_retrievals AS r GROUP BY r.skill, r.tip_id
-),
-scored AS (
-    SELECT s.skill, s.tip_id, count(*) AS scored, count(DISTINCT s.attempt_key) AS attempts,
-           sum(s.credit) AS outcome_sum, sum(s.credit * s.follow_weight) AS weighted_sum,
-           count(s.followed) AS follow_known, count(*) FILTER (WHERE s.followed) AS followed,
-           count(*) FILTER (WHERE s.followed AND s.harmful) AS harm
-      FROM ctxgraph.scored_retrievals AS s GROUP BY s.skill, s.tip_id
-)
-SELECT t.skill, t.id AS tip_id, coalesce(l.retrievals, 0) AS retrievals, coalesce(s.scored, 0) AS scored,
-       coalesce(s.attempts, 0) AS attempts, round(coalesce(s.outcome_sum, 0)::numeric, 10) AS outcome_sum,
-       round(coalesce(s.weighted_sum, 0)::numeric, 10) AS weighted_sum, coalesce(s.follow_known, 0) AS follow_known,
-       coalesce(s.followed, 0) AS followed, coalesce(s.harm, 0) AS harm, l.last_retrieved_at
-  FROM ctxgraph.tips AS t
-  LEFT JOIN logged AS l ON l.skill = t.skill AND l.tip_id = t.id
-  LEFT JOIN scored AS s ON s.skill = t.skill AND s.tip_id = t.id;
-
-CREATE TEMP VIEW maintained_tips AS
-SELECT t.skill, t.id AS tip_id, coalesce(s.retrievals, 0) AS retrievals, coalesce(s.scored, 0) AS scored,
-       coalesce(s.attempts, 0) AS attempts, round(coalesce(s.outcome_sum, 0)::numeric, 10) AS outcome_sum,
-       round(coalesce(s.weighted_sum, 0)::numeric, 10) AS weighted_sum, coalesce(s.follow_known, 0) AS follow_known,
-       coalesce(s.followed, 0) AS followed, coalesce(s.harm, 0) AS harm, s.last_retrieved_at
-  FROM ctxgraph.tips AS t
-  LEFT JOIN ctxgraph.tip_stats AS s ON s.skill = t.skill AND s.tip_id = t.id;
-
-CREATE TEMP VIEW reference_pairs AS
-SELECT s.skill, s.tip_id, s.attempt_key, min(s.rule_id) AS rule_id, count(*) AS scored,
-       round(sum(s.credit)::numeric, 10) AS outcome_sum, round(sum(s.credit * s.follow_weight)::numeric, 10) AS weighted_sum,
-       count(s.followed) AS follow_known, count(*) FILTER (WHERE s.followed) AS followed,
-       count(*) FILTER (WHERE s.followed AND s.harmful) AS harm
-  FROM ctxgraph.scored_retrievals AS s
- GROUP BY s.skill, s.tip_id, s.attempt_key;
-
-CREATE TEMP VIEW maintained_pairs AS
-SELECT a.skill, a.tip_id, a.attempt_key, a.rule_id, a.scored, round(a.outcome_sum::numeric, 10) AS outcome_sum,
-       round(a.weighted_sum::numeric, 10) AS weighted_sum, a.follow_known, a.followed, a.harm
-  FROM ctxgraph.tip_attempt_stats AS a;
-
--- The eviction levels, as text rows tagged by level so one comparison covers them all. A unit is
--- one (tip, attempt): its mean follow weight w, mean credit y and whether it broke the system h.
-CREATE TEMP VIEW reference_levels AS
-WITH units AS (
-    SELECT s.skill, s.tip_id, s.attempt_key, min(s.rule_id) AS rule_id, min(s.run_id) AS run_id,
-           avg(s.follow_weight) AS w, avg(s.credit) AS y, bool_or(s.harmful) AS h
-      FROM ctxgraph.scored_retrievals AS s GROUP BY s.skill, s.tip_id, s.attempt_key
-),
-attempts AS (
-    SELECT u.skill, u.attempt_key, min(u.rule_id) AS rule_id, count(*) AS units, sum(u.y) AS y_sum, bool_or(u.h) AS h
-      FROM units AS u GROUP BY u.skill, u.attempt_key
-)
-SELECT 'tip_rule' AS level, concat_ws(' ', u.skill, u.tip_id, u.rule_id, count(*), round(sum(u.w)::numeric, 10),
-                                      round(sum(u.w * u.y)::numeric, 10), round(sum(u.w * u.h::int)::numeric, 10)) AS figures
-  FROM units AS u GROUP BY u.skill, u.tip_id, u.rule_id
-UNION ALL
-SELECT 'tip_runs', concat_ws(' ', t.skill, t.id, (SELECT count(DISTINCT u.run_id) FROM units AS u
-                                                   WHERE u.skill = t.skill AND u.tip_id = t.id))
-  FROM ctxgraph.tips AS t
-UNION ALL
-SELECT 'rule_attempt', concat_ws(' ', a.skill, a.attempt_key, a.rule_id, a.units, round(a.y_sum::numeric, 10), a.h)
-  FROM attempts AS a
-UNION ALL
-SELECT 'rule', concat_ws(' ', a.skill, a.rule_id, count(*), round(sum(a.y_sum / a.units)::numeric, 10),
-                         count(*) FILTER (WHERE a.h))
-  FROM attempts AS a GROUP BY a.skill, a.rule_id;
-
-CREATE TEMP VIEW maintained_levels AS
-SELECT 'tip_rule' AS level, concat_ws(' ', r.skill, r.tip_id, r.rule_id, r.units, round(r.followed_n::numeric, 10),
-                                      round(r.followed_sum::numeric, 10), round(r.harm_n::numeric, 10)) AS figures
-  FROM ctxgraph.tip_rule_stats AS r
-UNION ALL
-SELECT 'tip_runs', concat_ws(' ', t.skill, t.id, coalesce(s.runs, 0))
-  FROM ctxgraph.tips AS t LEFT JOIN ctxgraph.tip_stats AS s ON s.skill = t.skill AND s.tip_id = t.id
-UNION ALL
-SELECT 'rule_attempt', concat_ws(' ', a.skill, a.attempt_key, a.rule_id, a.units, round(a.outcome_sum::numeric, 10), a.harmful)
-  FROM ctxgraph.rule_attempt_stats AS a
-UNION ALL
--- A rule whose attempts are all gone keeps a row of zeros; the reference has no row for it.
-SELECT 'rule', concat_ws(' ', r.skill, r.rule_id, r.attempts, round(r.outcome_sum::numeric, 10), r.harmful_attempts)
-  FROM ctxgraph.rule_stats AS r WHERE r.attempts > 0;
+-- The references: tests/fixtures/maintained_references.sql.
 
 -- The world: 12 tips over 3 rules of stig and 4 tips of cve, 12 attempts per rule.
 CREATE TEMP TABLE world_tips AS
@@ -118,9 +36,9 @@ SELECT t.skill, 'dm-run', t.id, t.rule_id, 1, (ARRAY[1.0, 0.5, 0.0, -0.2])[1 + f
        (ARRAY[true, false, NULL])[1 + floor(random() * 3)::int], CASE WHEN random() < 0.2 THEN 'NaN' ELSE random() END
   FROM world_tips AS t, generate_series(1, 2) AS g
  WHERE random() < 0.95;
-SELECT set_eq('SELECT * FROM maintained_tips', 'SELECT * FROM reference_tips', 'after logging: tips = reference');
-SELECT set_eq('SELECT * FROM maintained_pairs', 'SELECT * FROM reference_pairs', 'after logging: pairs = reference');
-SELECT set_eq('SELECT * FROM maintained_levels', 'SELECT * FROM reference_levels', 'after logging: eviction levels = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_tips', 'SELECT * FROM tests.reference_tips', 'after logging: tips = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_pairs', 'SELECT * FROM tests.reference_pairs', 'after logging: pairs = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_levels', 'SELECT * FROM tests.reference_levels', 'after logging: eviction levels = reference');
 
 -- 2. Linked to their attempts through the write path, one attempt at a time.
 DO $$
@@ -136,9 +54,9 @@ BEGIN
     END LOOP;
 END
 $$;
-SELECT set_eq('SELECT * FROM maintained_tips', 'SELECT * FROM reference_tips', 'after linking: tips = reference');
-SELECT set_eq('SELECT * FROM maintained_pairs', 'SELECT * FROM reference_pairs', 'after linking: pairs = reference');
-SELECT set_eq('SELECT * FROM maintained_levels', 'SELECT * FROM reference_levels', 'after linking: eviction levels = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_tips', 'SELECT * FROM tests.reference_tips', 'after linking: tips = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_pairs', 'SELECT * FROM tests.reference_pairs', 'after linking: pairs = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_levels', 'SELECT * FROM tests.reference_levels', 'after linking: eviction levels = reference');
 
 -- 3. Outcomes recorded: passes, clean failures and health failures.
 SELECT count(ctxgraph.record_outcome(a.skill, a.id, o.passed, o.mode))
@@ -147,9 +65,9 @@ SELECT count(ctxgraph.record_outcome(a.skill, a.id, o.passed, o.mode))
                             CASE WHEN x < 0.5 THEN NULL WHEN a.skill = 'cve' THEN NULL
                                  WHEN x < 0.8 THEN 'clean_failure' ELSE 'health_failure' END AS mode
                        FROM (SELECT random() + a.id * 0 AS x) AS r) AS o \gset recorded_
-SELECT set_eq('SELECT * FROM maintained_tips', 'SELECT * FROM reference_tips', 'after record_outcome: tips = reference');
-SELECT set_eq('SELECT * FROM maintained_pairs', 'SELECT * FROM reference_pairs', 'after record_outcome: pairs = reference');
-SELECT set_eq('SELECT * FROM maintained_levels', 'SELECT * FROM reference_levels', 'after record_outcome: eviction levels = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_tips', 'SELECT * FROM tests.reference_tips', 'after record_outcome: tips = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_pairs', 'SELECT * FROM tests.reference_pairs', 'after record_outcome: pairs = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_levels', 'SELECT * FROM tests.reference_levels', 'after record_outcome: eviction levels = reference');
 SELECT ok((SELECT count(*) FROM ctxgraph.tip_attempt_stats WHERE attempt_key > 0) > 50
           AND (SELECT count(*) FROM ctxgraph.tip_attempt_stats WHERE attempt_key < 0) > 20,
           'the world has linked pairs and unlinked legacy pairs');
@@ -158,16 +76,16 @@ SELECT ok((SELECT count(*) FROM ctxgraph.tip_attempt_stats WHERE attempt_key > 0
 UPDATE ctxgraph.tip_retrievals SET tip_followed_llm = random() < 0.5 WHERE run_id = 'dm-run' AND random() < 0.4;
 UPDATE ctxgraph.tip_retrievals SET tip_followed_emb = random() WHERE run_id = 'dm-run' AND random() < 0.6;
 UPDATE ctxgraph.tip_retrievals SET follow_probability = random() WHERE run_id = 'dm-run' AND random() < 0.5;
-SELECT set_eq('SELECT * FROM maintained_tips', 'SELECT * FROM reference_tips', 'after the scorer''s write-back: tips = reference');
-SELECT set_eq('SELECT * FROM maintained_pairs', 'SELECT * FROM reference_pairs', 'after the scorer''s write-back: pairs = reference');
-SELECT set_eq('SELECT * FROM maintained_levels', 'SELECT * FROM reference_levels', 'after the scorer''s write-back: eviction levels = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_tips', 'SELECT * FROM tests.reference_tips', 'after the scorer''s write-back: tips = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_pairs', 'SELECT * FROM tests.reference_pairs', 'after the scorer''s write-back: pairs = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_levels', 'SELECT * FROM tests.reference_levels', 'after the scorer''s write-back: eviction levels = reference');
 
 -- 5. Failure modes corrected on the attempts themselves (harm moves for every tip of the attempt).
 UPDATE ctxgraph.attempts SET failure_mode = CASE failure_mode WHEN 'clean_failure' THEN 'health_failure' ELSE 'clean_failure' END
  WHERE skill = 'stig' AND run_id = 'dm-run' AND passed IS FALSE AND random() < 0.6;
-SELECT set_eq('SELECT * FROM maintained_tips', 'SELECT * FROM reference_tips', 'after failure-mode changes: tips = reference');
-SELECT set_eq('SELECT * FROM maintained_pairs', 'SELECT * FROM reference_pairs', 'after failure-mode changes: pairs = reference');
-SELECT set_eq('SELECT * FROM maintained_levels', 'SELECT * FROM reference_levels', 'after failure-mode changes: eviction levels = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_tips', 'SELECT * FROM tests.reference_tips', 'after failure-mode changes: tips = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_pairs', 'SELECT * FROM tests.reference_pairs', 'after failure-mode changes: pairs = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_levels', 'SELECT * FROM tests.reference_levels', 'after failure-mode changes: eviction levels = reference');
 
 -- 6. Rows moved to another tip of the same skill, and retrieved_at rewritten (the latest moves).
 UPDATE ctxgraph.tip_retrievals AS r
@@ -176,9 +94,9 @@ UPDATE ctxgraph.tip_retrievals AS r
  WHERE r.run_id = 'dm-run' AND random() < 0.15;
 UPDATE ctxgraph.tip_retrievals SET retrieved_at = retrieved_at - interval '300 hours'
  WHERE run_id = 'dm-run' AND random() < 0.3;
-SELECT set_eq('SELECT * FROM maintained_tips', 'SELECT * FROM reference_tips', 'after moving rows and rewriting retrieved_at: tips = reference');
-SELECT set_eq('SELECT * FROM maintained_pairs', 'SELECT * FROM reference_pairs', 'after moving rows and rewriting retrieved_at: pairs = reference');
-SELECT set_eq('SELECT * FROM maintained_levels', 'SELECT * FROM reference_levels', 'after moving rows and rewriting retrieved_at: eviction levels = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_tips', 'SELECT * FROM tests.reference_tips', 'after moving rows and rewriting retrieved_at: tips = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_pairs', 'SELECT * FROM tests.reference_pairs', 'after moving rows and rewriting retrieved_at: pairs = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_levels', 'SELECT * FROM tests.reference_levels', 'after moving rows and rewriting retrieved_at: eviction levels = reference');
 
 -- 7. Rows re-linked to another attempt of the same rule (pairs split and merge), and unlinked.
 UPDATE ctxgraph.tip_retrievals AS r
@@ -186,9 +104,9 @@ UPDATE ctxgraph.tip_retrievals AS r
                       ORDER BY md5(a.id::text || r.id::text) LIMIT 1)
  WHERE r.run_id = 'dm-run' AND r.attempt_id IS NOT NULL AND random() < 0.2;
 UPDATE ctxgraph.tip_retrievals SET attempt_id = NULL WHERE run_id = 'dm-run' AND attempt_id IS NOT NULL AND random() < 0.1;
-SELECT set_eq('SELECT * FROM maintained_tips', 'SELECT * FROM reference_tips', 'after re-linking and unlinking: tips = reference');
-SELECT set_eq('SELECT * FROM maintained_pairs', 'SELECT * FROM reference_pairs', 'after re-linking and unlinking: pairs = reference');
-SELECT set_eq('SELECT * FROM maintained_levels', 'SELECT * FROM reference_levels', 'after re-linking and unlinking: eviction levels = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_tips', 'SELECT * FROM tests.reference_tips', 'after re-linking and unlinking: tips = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_pairs', 'SELECT * FROM tests.reference_pairs', 'after re-linking and unlinking: pairs = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_levels', 'SELECT * FROM tests.reference_levels', 'after re-linking and unlinking: eviction levels = reference');
 
 -- 8. Outcomes withdrawn, then deletes: random rows and every tip's latest row.
 UPDATE ctxgraph.tip_retrievals SET outcome_value = NULL, outcome_confidence = NULL WHERE run_id = 'dm-run' AND random() < 0.1;
@@ -196,9 +114,9 @@ DELETE FROM ctxgraph.tip_retrievals WHERE run_id = 'dm-run' AND random() < 0.15;
 DELETE FROM ctxgraph.tip_retrievals AS r
  WHERE r.run_id = 'dm-run'
    AND r.retrieved_at = (SELECT max(l.retrieved_at) FROM ctxgraph.tip_retrievals AS l WHERE l.skill = r.skill AND l.tip_id = r.tip_id);
-SELECT set_eq('SELECT * FROM maintained_tips', 'SELECT * FROM reference_tips', 'after withdrawals and deletes: tips = reference');
-SELECT set_eq('SELECT * FROM maintained_pairs', 'SELECT * FROM reference_pairs', 'after withdrawals and deletes: pairs = reference');
-SELECT set_eq('SELECT * FROM maintained_levels', 'SELECT * FROM reference_levels', 'after withdrawals and deletes: eviction levels = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_tips', 'SELECT * FROM tests.reference_tips', 'after withdrawals and deletes: tips = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_pairs', 'SELECT * FROM tests.reference_pairs', 'after withdrawals and deletes: pairs = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_levels', 'SELECT * FROM tests.reference_levels', 'after withdrawals and deletes: eviction levels = reference');
 
 -- 9. Straight into the partition (its own statement trigger), and a no-op UPDATE that must not move anything.
 INSERT INTO stig.tip_retrievals (run_id, tip_id, rule_id, rank, outcome_value, attempt_id, retrieved_at, tip_followed_llm)
@@ -207,17 +125,17 @@ SELECT 'dm-run', t.id, t.rule_id, 9, 0.5, (SELECT a.id FROM world_attempts AS a 
   FROM world_tips AS t WHERE t.skill = 'stig';
 CREATE TEMP TABLE before_noop AS SELECT * FROM ctxgraph.tip_stats;
 UPDATE stig.tip_retrievals SET similarity_score = similarity_score WHERE run_id = 'dm-run';
-SELECT set_eq('SELECT * FROM maintained_tips', 'SELECT * FROM reference_tips', 'after inserts into stig.tip_retrievals: tips = reference');
-SELECT set_eq('SELECT * FROM maintained_pairs', 'SELECT * FROM reference_pairs', 'after inserts into stig.tip_retrievals: pairs = reference');
-SELECT set_eq('SELECT * FROM maintained_levels', 'SELECT * FROM reference_levels', 'after inserts into stig.tip_retrievals: eviction levels = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_tips', 'SELECT * FROM tests.reference_tips', 'after inserts into stig.tip_retrievals: tips = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_pairs', 'SELECT * FROM tests.reference_pairs', 'after inserts into stig.tip_retrievals: pairs = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_levels', 'SELECT * FROM tests.reference_levels', 'after inserts into stig.tip_retrievals: eviction levels = reference');
 SELECT set_eq('SELECT * FROM ctxgraph.tip_stats', 'SELECT * FROM before_noop',
               'an UPDATE that changes no aggregated column leaves tip_stats untouched (refreshed_at too)');
 
 -- 10. A follow.* parameter changed: every row re-weighed, both levels rebuilt.
 UPDATE ctxgraph.parameters SET value = 0.25 WHERE name = 'follow.weight.judge_ignored';
-SELECT set_eq('SELECT * FROM maintained_tips', 'SELECT * FROM reference_tips', 'after a parameter change: tips = reference');
-SELECT set_eq('SELECT * FROM maintained_pairs', 'SELECT * FROM reference_pairs', 'after a parameter change: pairs = reference');
-SELECT set_eq('SELECT * FROM maintained_levels', 'SELECT * FROM reference_levels', 'after a parameter change: eviction levels = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_tips', 'SELECT * FROM tests.reference_tips', 'after a parameter change: tips = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_pairs', 'SELECT * FROM tests.reference_pairs', 'after a parameter change: pairs = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_levels', 'SELECT * FROM tests.reference_levels', 'after a parameter change: eviction levels = reference');
 
 -- 11. A tip deleted: its stats and pairs go with it; a from-scratch rebuild changes nothing.
 DELETE FROM ctxgraph.tip_retrievals WHERE skill = 'cve' AND tip_id = (SELECT max(id) FROM world_tips WHERE skill = 'cve');
@@ -225,13 +143,13 @@ DELETE FROM ctxgraph.tips WHERE skill = 'cve' AND id = (SELECT max(id) FROM worl
 SELECT is_empty($$SELECT 1 FROM ctxgraph.tip_attempt_stats AS a
                    WHERE NOT EXISTS (SELECT 1 FROM ctxgraph.tips AS t WHERE t.skill = a.skill AND t.id = a.tip_id)$$,
                 'no pair row outlives its tip');
-CREATE TEMP TABLE before_rebuild AS SELECT * FROM maintained_tips;
-CREATE TEMP TABLE pairs_before_rebuild AS SELECT * FROM maintained_pairs;
-CREATE TEMP TABLE levels_before_rebuild AS SELECT * FROM maintained_levels;
+CREATE TEMP TABLE before_rebuild AS SELECT * FROM tests.maintained_tips;
+CREATE TEMP TABLE pairs_before_rebuild AS SELECT * FROM tests.maintained_pairs;
+CREATE TEMP TABLE levels_before_rebuild AS SELECT * FROM tests.maintained_levels;
 SELECT ctxgraph.refresh_tip_stats() AS rebuilt \gset
-SELECT set_eq('SELECT * FROM maintained_tips', 'SELECT * FROM before_rebuild', 'refresh_tip_stats() changes no tip''s figures');
-SELECT set_eq('SELECT * FROM maintained_pairs', 'SELECT * FROM pairs_before_rebuild', 'refresh_tip_stats() changes no pair''s figures');
-SELECT set_eq('SELECT * FROM maintained_levels', 'SELECT * FROM levels_before_rebuild', 'refresh_tip_stats() changes no eviction level''s figures');
+SELECT set_eq('SELECT * FROM tests.maintained_tips', 'SELECT * FROM before_rebuild', 'refresh_tip_stats() changes no tip''s figures');
+SELECT set_eq('SELECT * FROM tests.maintained_pairs', 'SELECT * FROM pairs_before_rebuild', 'refresh_tip_stats() changes no pair''s figures');
+SELECT set_eq('SELECT * FROM tests.maintained_levels', 'SELECT * FROM levels_before_rebuild', 'refresh_tip_stats() changes no eviction level''s figures');
 SELECT ok((SELECT count(*) FROM ctxgraph.tip_retrievals WHERE run_id = 'dm-run') > 120,
           'the world kept enough rows for the comparisons to mean something');
 

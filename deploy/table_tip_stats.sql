@@ -30,8 +30,8 @@
 -- (tip, rule) and (tip, run) rows are written only under their tip's lock, in a later statement
 -- whose snapshot (READ COMMITTED) includes every transaction that held those locks before. An
 -- attempt's row is recomputed from its pairs under a transaction-scoped advisory lock on the
--- attempt (taken after the tip locks, in attempt order), and the per-rule sums move by relative
--- updates, which read the latest committed row.
+-- attempt's slot (one of 256 per skill; taken after the tip locks, in slot order), and the
+-- per-rule sums move by relative updates, which read the latest committed row.
 BEGIN;
 
 ALTER TABLE ctxgraph.tip_stats
@@ -197,9 +197,14 @@ AS $$
 BEGIN
     -- Another transaction may be changing other tips' pairs of the same attempt: whoever holds
     -- the attempt's lock recomputes it, and the next holder's fresh snapshot sees that commit.
+    -- An attempt's lock is one of 256 slots per skill (attempt_key mod 256, made non-negative for
+    -- the legacy rows' negative keys), not a lock of its own: a transaction that touches every attempt of a long log holds at most 256 of them,
+    -- where one lock per attempt overflows the shared lock table (53200) past a few thousand.
+    -- Two writers of different attempts share a slot one time in 256, and wait for each other.
     PERFORM pg_catalog.pg_advisory_xact_lock(
-                pg_catalog.hashtextextended('ctxgraph.rule_attempt_stats:' || _rule_stats_apply.skill || ':' || k.key, 0))
-       FROM (SELECT DISTINCT u.key FROM unnest(_rule_stats_apply.attempt_keys) AS u (key) ORDER BY u.key) AS k;
+                pg_catalog.hashtext('ctxgraph.rule_attempt_stats:' || _rule_stats_apply.skill), k.slot)
+       FROM (SELECT DISTINCT ((u.key % 256 + 256) % 256)::integer AS slot FROM unnest(_rule_stats_apply.attempt_keys) AS u (key)
+              WHERE u.key IS NOT NULL ORDER BY 1) AS k;
 
     WITH keys AS (
         SELECT DISTINCT u.key AS attempt_key FROM unnest(_rule_stats_apply.attempt_keys) AS u (key)

@@ -4,7 +4,7 @@
 -- must equal a from-scratch computation (tests/fixtures/maintained_references.sql) over scored_retrievals and the raw log (the
 -- sums up to float rounding: they move by differences; 10 decimals).
 BEGIN;
-SELECT plan(37);
+SELECT plan(40);
 SELECT setseed(0.2026);
 
 -- The references: tests/fixtures/maintained_references.sql.
@@ -150,6 +150,22 @@ SELECT ctxgraph.refresh_tip_stats() AS rebuilt \gset
 SELECT set_eq('SELECT * FROM tests.maintained_tips', 'SELECT * FROM before_rebuild', 'refresh_tip_stats() changes no tip''s figures');
 SELECT set_eq('SELECT * FROM tests.maintained_pairs', 'SELECT * FROM pairs_before_rebuild', 'refresh_tip_stats() changes no pair''s figures');
 SELECT set_eq('SELECT * FROM tests.maintained_levels', 'SELECT * FROM levels_before_rebuild', 'refresh_tip_stats() changes no eviction level''s figures');
+-- 12. One statement that gives outcomes to many attempts (a bulk load of a long log): the attempt
+--     locks are bounded (a fixed set of lock slots per skill, not one per attempt), so the shared
+--     lock table cannot overflow (53200) however many attempts one transaction touches.
+CREATE TEMP TABLE many_attempts AS
+SELECT tests.make_attempt('stig', 'dm-many', 'dm-rule-' || (g % 3), g / 3 + 1,
+                          '2026-12-01 00:00+00'::timestamptz + g * interval '1 minute') AS id, 'dm-rule-' || (g % 3) AS rule_id
+  FROM generate_series(0, 899) AS g;
+INSERT INTO stig.tip_retrievals (run_id, tip_id, rule_id, rank, outcome_value, attempt_id, retrieved_at, tip_followed_llm)
+SELECT 'dm-many', t.id, a.rule_id, 1, 1.0, a.id, '2026-12-01 00:00+00', true
+  FROM many_attempts AS a
+  JOIN LATERAL (SELECT w.id FROM world_tips AS w WHERE w.skill = 'stig' AND w.rule_id = a.rule_id ORDER BY w.id LIMIT 1) AS t ON true;
+SELECT cmp_ok((SELECT count(*) FROM pg_catalog.pg_locks WHERE pid = pg_catalog.pg_backend_pid() AND locktype = 'advisory'),
+              '<=', 300::bigint, 'outcomes for 900 attempts in one transaction hold a bounded number of advisory locks');
+SELECT set_eq('SELECT * FROM tests.maintained_pairs', 'SELECT * FROM tests.reference_pairs', 'after outcomes for 900 attempts: pairs = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_levels', 'SELECT * FROM tests.reference_levels', 'after outcomes for 900 attempts: eviction levels = reference');
+
 SELECT ok((SELECT count(*) FROM ctxgraph.tip_retrievals WHERE run_id = 'dm-run') > 120,
           'the world kept enough rows for the comparisons to mean something');
 

@@ -5,7 +5,9 @@ the hand-labelled pairs tests/data/follow_pairs.jsonl and the held-out sets
 tests/data/follow_pairs_holdout_*.jsonl. For each: the cosine's ROC AUC, the lexical signal's
 calibrated probability cross-validated by rule (folds of whole rules: never scored by a model that
 saw its labels), and the default calibration (fitted on the gold labels) applied unchanged to the
-other sets. Usage: python bench/follow_signal_auc.py [--json] [--cosine-cache PATH] [--no-cosine]
+other sets. Usage: python bench/follow_signal_auc.py [--json] [--cosine-cache PATH] [--pairs PATH ...]; --pairs adds
+labelled pair files of the same format kept elsewhere (an operator's own labels, a set held out of the
+repository).
 """
 
 from __future__ import annotations
@@ -91,9 +93,13 @@ def main() -> int:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--cosine-cache", type=Path, default=None)
     parser.add_argument("--ridge", type=float, default=1.0)
+    parser.add_argument("--pairs", type=Path, action="append", default=[],
+                        help="another labelled pair file (JSONL as tests/data/follow_pairs.jsonl); repeatable")
     args = parser.parse_args()
     sets = {"gold (STIG sample)": gold_pairs(), "follow_pairs": jsonl_pairs(ROOT / "tests/data/follow_pairs.jsonl")}
     for path in sorted((ROOT / "tests/data").glob("follow_pairs_holdout_*.jsonl")):
+        sets[path.stem.replace("follow_pairs_", "")] = jsonl_pairs(path)
+    for path in args.pairs:
         sets[path.stem.replace("follow_pairs_", "")] = jsonl_pairs(path)
     gold = sets["gold (STIG sample)"]
     gold_x = design(gold, cosines(gold, args.cosine_cache))

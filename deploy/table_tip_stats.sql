@@ -272,7 +272,8 @@ SET jit = off
 AS $$
 #variable_conflict use_column
 DECLARE
-    moved integer;
+    moved     integer;
+    rule_keys bigint[];
 BEGIN
     -- 1. Every touched tip that still exists has a stats row; lock them in a fixed order.
     INSERT INTO ctxgraph.tip_stats AS s (skill, tip_id)
@@ -429,33 +430,49 @@ BEGIN
                max(c.retrieved_at) FILTER (WHERE c.removal) AS latest_removed
           FROM changes AS c
          GROUP BY c.tip_id
+    ),
+    -- The attempts whose rule-level figures may move: a pair that appeared, went, or changed its
+    -- rule, outcome or harm. A scorer write-back changes follow figures only and moves none.
+    rule_moved AS (
+        SELECT DISTINCT p.attempt_key
+          FROM pairs AS p
+          LEFT JOIN fresh AS f ON f.tip_id = p.tip_id AND f.attempt_key = p.attempt_key
+          LEFT JOIN stored AS o ON o.tip_id = p.tip_id AND o.attempt_key = p.attempt_key
+         WHERE f.tip_id IS NULL OR o.tip_id IS NULL OR f.scored = 0
+            OR (f.rule_id, f.outcome_sum / f.scored, f.harmful) IS DISTINCT FROM (o.rule_id, o.outcome_sum / o.scored, o.harmful)
+    ),
+    tips_moved AS (
+        UPDATE ctxgraph.tip_stats AS s
+           SET retrievals = s.retrievals + r.retrievals,
+               attempts = s.attempts + coalesce(d.attempts, 0),
+               scored = s.scored + coalesce(d.scored, 0),
+               outcome_sum = s.outcome_sum + coalesce(d.outcome_sum, 0),
+               weighted_sum = s.weighted_sum + coalesce(d.weighted_sum, 0),
+               follow_known = s.follow_known + coalesce(d.follow_known, 0),
+               followed = s.followed + coalesce(d.followed, 0),
+               harm = s.harm + coalesce(d.harm, 0),
+               runs = s.runs + coalesce(rd.runs, 0),
+               evidence_version = s.evidence_version + 1,
+               last_retrieved_at = CASE
+                   WHEN r.latest_removed >= s.last_retrieved_at
+                       THEN (SELECT max(l.retrieved_at) FROM ctxgraph.tip_retrievals AS l
+                              WHERE l.skill = s.skill AND l.tip_id = s.tip_id)
+                   ELSE greatest(s.last_retrieved_at, r.latest_added)
+               END,
+               refreshed_at = now()
+          FROM row_delta AS r
+          LEFT JOIN pair_delta AS d ON d.tip_id = r.tip_id
+          LEFT JOIN runs_delta AS rd ON rd.tip_id = r.tip_id
+         WHERE s.skill = _tip_stats_apply.skill AND s.tip_id = r.tip_id
+        RETURNING 1
     )
-    UPDATE ctxgraph.tip_stats AS s
-       SET retrievals = s.retrievals + r.retrievals,
-           attempts = s.attempts + coalesce(d.attempts, 0),
-           scored = s.scored + coalesce(d.scored, 0),
-           outcome_sum = s.outcome_sum + coalesce(d.outcome_sum, 0),
-           weighted_sum = s.weighted_sum + coalesce(d.weighted_sum, 0),
-           follow_known = s.follow_known + coalesce(d.follow_known, 0),
-           followed = s.followed + coalesce(d.followed, 0),
-           harm = s.harm + coalesce(d.harm, 0),
-           runs = s.runs + coalesce(rd.runs, 0),
-           evidence_version = s.evidence_version + 1,
-           last_retrieved_at = CASE
-               WHEN r.latest_removed >= s.last_retrieved_at
-                   THEN (SELECT max(l.retrieved_at) FROM ctxgraph.tip_retrievals AS l
-                          WHERE l.skill = s.skill AND l.tip_id = s.tip_id)
-               ELSE greatest(s.last_retrieved_at, r.latest_added)
-           END,
-           refreshed_at = now()
-      FROM row_delta AS r
-      LEFT JOIN pair_delta AS d ON d.tip_id = r.tip_id
-      LEFT JOIN runs_delta AS rd ON rd.tip_id = r.tip_id
-     WHERE s.skill = _tip_stats_apply.skill AND s.tip_id = r.tip_id;
-    GET DIAGNOSTICS moved = ROW_COUNT;
+    SELECT (SELECT count(*) FROM tips_moved), ARRAY(SELECT m.attempt_key FROM rule_moved AS m)
+      INTO moved, rule_keys;
 
-    -- 3. The attempts whose pairs this may have changed: their rows and their rules' sums.
-    PERFORM ctxgraph._rule_stats_apply(_tip_stats_apply.skill, array_remove(_tip_stats_apply.attempt_keys, NULL));
+    -- 3. The attempts whose rule-level figures may have moved: their rows and their rules' sums.
+    IF rule_keys <> '{}' THEN
+        PERFORM ctxgraph._rule_stats_apply(_tip_stats_apply.skill, rule_keys);
+    END IF;
     RETURN moved;
 END
 $$;

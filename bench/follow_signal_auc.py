@@ -84,6 +84,35 @@ def design(pairs: list[dict], cos: list[float | None]) -> np.ndarray:
     return np.array(rows)
 
 
+def checked_cascade(pairs: list[dict], probs: np.ndarray, y: np.ndarray, band: tuple[float, float],
+                    max_disagreement: float, share: float, batch: int = 256) -> tuple[float, float, bool]:
+    """The pass's cascade with its check (calibration.CascadeCheck), batch by batch in file order, the
+    judge answering the labels: (share of judge calls saved, agreement with asking everywhere, stopped)."""
+    import hashlib
+
+    check = cal.CascadeCheck(max_disagreement=max_disagreement, share=share)
+    digest = lambda text: hashlib.sha256(text.encode()).hexdigest()  # noqa: E731
+    asked = np.zeros(len(pairs), dtype=bool)
+    for start in range(0, len(pairs), batch):
+        rows = range(start, min(start + batch, len(pairs)))
+        if check.stopped:
+            asked[list(rows)] = True
+            continue
+        outside = {i for i in rows if probs[i] < band[0] or probs[i] > band[1]}
+        for i in rows:
+            check.counted(i in outside)
+            if i not in outside or check.selected(f"{digest(pairs[i]['tip'])}:{digest(pairs[i]['script'])}"):
+                asked[i] = True
+        for i in sorted(outside):
+            if asked[i]:
+                check.observe(float(probs[i]), bool(y[i]))
+        if check.stopped:
+            asked[list(rows)] = True
+    decided = ~asked
+    wrong = ((probs >= 0.5) != y.astype(bool)) & decided
+    return float(decided.mean()), float(1 - wrong.sum() / len(y)), check.stopped
+
+
 def accuracy(prob, labels) -> float:
     return float(np.mean((np.asarray(prob) >= 0.5) == np.asarray(labels)))
 
@@ -127,6 +156,10 @@ def main() -> int:
         outside = (probs < low) | (probs > high)
         row["cascade_saved"] = float(outside.mean())
         row["cascade_agreement"] = float(1 - ((probs[outside] >= 0.5) != y[outside].astype(bool)).sum() / len(y))
+        # The same with the pass's check of the band (--cascade-check, default share).
+        saved, agreement, stopped = checked_cascade(pairs, probs, y, (low, high), cal.DEFAULT.cascade_max_disagreement,
+                                                    cal.CASCADE_CHECK_SHARE)
+        row.update(checked_cascade_saved=saved, checked_cascade_agreement=agreement, checked_cascade_stopped=stopped)
         hard = [i for i, p in enumerate(pairs) if p.get("hard")]
         if hard:
             row["gold_fit_auc_hard"] = cal.auc([default_prob[i] for i in hard], y[hard].astype(bool))
@@ -137,14 +170,18 @@ def main() -> int:
     print(f"calibration fitted on all gold labels: {fitted.describe()}")
     print("columns: cosine AUC; raw lexical score AUC; the calibration cross-validated by rule (AUC, accuracy);")
     print("the calibration fitted on all gold labels applied as is (AUC, accuracy, AUC on hard pairs); the judge")
-    print("cascade with the default band (gold: out-of-fold predictions): judge calls saved, agreement")
+    print("cascade with the default band (gold: out-of-fold predictions): judge calls saved, agreement; then the")
+    print(f"same with the pass's check of the band ({cal.CASCADE_CHECK_SHARE:.0%} of the rows outside it asked anyway; "
+          "'stop': the checks stopped the cascade)")
     print(f"{'set':<22}{'pairs':>6}{'cos AUC':>9}{'lex AUC':>9}{'CV AUC':>8}{'CV acc':>8}{'gold-fit AUC':>13}"
-          f"{'acc':>6}{'hard AUC':>9}{'saved':>7}{'agree':>7}")
+          f"{'acc':>6}{'hard AUC':>9}{'saved':>7}{'agree':>7}{'checked':>9}{'agree':>7}")
     for r in results:
         f = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
         print(f"{r['set']:<22}{r['pairs']:>6}{f(r['cosine_auc']):>9}{f(r['lexical_raw_auc']):>9}{f(r['cv_auc']):>8}"
               f"{f(r['cv_accuracy']):>8}{f(r['gold_fit_auc']):>13}{f(r['gold_fit_accuracy']):>6}"
-              f"{f(r.get('gold_fit_auc_hard')):>9}{r['cascade_saved']:>7.0%}{r['cascade_agreement']:>7.1%}")
+              f"{f(r.get('gold_fit_auc_hard')):>9}{r['cascade_saved']:>7.0%}{r['cascade_agreement']:>7.1%}"
+              f"{r['checked_cascade_saved']:>8.0%}{'!' if r['checked_cascade_stopped'] else ' '}"
+              f"{r['checked_cascade_agreement']:>7.1%}")
     return 0
 
 

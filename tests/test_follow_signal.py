@@ -382,7 +382,7 @@ def test_cascade_asks_the_judge_only_inside_the_band(conn, seed):
         server.responder = lambda request: verdict(True)
         summary = scoring_pass.run_pass(conn, scoring_pass.PassConfig(
             skill=skill, run_id=run.run_id, log_path=run.log_path, judge_url=server.base_url, use_embed=False,
-            judge_policy="uncertain"))
+            judge_policy="uncertain", cascade_check_share=0.0))
         asked = len(server.chat_requests())
     assert asked == summary.judge_calls == 0
     assert summary.judge_calls_saved == len(run.retrieval_ids)
@@ -406,3 +406,128 @@ def test_cascade_asks_the_judge_only_inside_the_band(conn, seed):
             judge_policy="uncertain"))
         asked = len(server.chat_requests())
     assert asked == summary.judge_calls == len(wide.retrieval_ids) and summary.judge_calls_saved == 0
+
+
+def _narrow_band(conn, skill):
+    """A stored calibration whose band no probability of the crypto scripts falls into."""
+    from ctxgraph.store import Client
+
+    Client(conn).save_follow_calibration(
+        skill, SIGNAL_VERSION, "logistic", cal.feature_names(), cal.DEFAULT.coefficients, cal.DEFAULT.intercept,
+        "labels", "test: a narrow band", 10, 5, 0.9, 0.8, 2, 0.4999, 0.5001, 0.03)
+    conn.commit()
+
+
+def _forget_run(conn, run):
+    """Drop a run whose verdicts contradict the signal, so no later calibration of the skill fits on them."""
+    conn.execute("DELETE FROM ctxgraph.tip_retrievals WHERE skill = %s AND run_id = %s", (run.skill, run.run_id))
+    conn.commit()
+
+
+def _judge_statuses(conn, ids):
+    rows = conn.execute("SELECT s.retrieval_id, s.llm_status FROM ctxgraph.retrieval_scores AS s"
+                        " WHERE s.retrieval_id = ANY(%s) ORDER BY s.retrieval_id", (ids,)).fetchall()
+    conn.commit()
+    return dict(rows)
+
+
+def test_the_cascade_checks_a_share_of_the_rows_it_decides_and_keeps_deciding_when_they_agree(conn, seed):
+    from judge_stub_server import StubServer, verdict
+
+    from ctxgraph import scoring_pass
+
+    run = seed_crypto_run(seed, rules=20)
+    _narrow_band(conn, run.skill)
+    with StubServer() as server:
+        # The judge agrees with the signal: the followed script is the one without the MACs heredoc.
+        server.responder = lambda request: verdict("cat > /etc/ssh/ssh_config" not in request.messages[-1]["content"])
+        summary = scoring_pass.run_pass(conn, scoring_pass.PassConfig(
+            skill=run.skill, run_id=run.run_id, log_path=run.log_path, judge_url=server.base_url, use_embed=False,
+            judge_policy="uncertain", cascade_check_share=0.5, batch_size=8))
+        asked = len(server.chat_requests())
+    statuses = _judge_statuses(conn, run.retrieval_ids)
+    assert summary.cascade is not None and not summary.cascade.stopped
+    assert summary.cascade.checked == asked == summary.judge_calls and summary.cascade.disagreed == 0
+    assert 0 < asked < len(run.retrieval_ids)
+    assert summary.judge_calls_saved == len(run.retrieval_ids) - asked
+    assert sorted(statuses.values()).count("judged") == asked
+    assert sorted(statuses.values()).count("decided_by_signal") == len(run.retrieval_ids) - asked
+    assert "checked with the judge, the signal disagreed on 0" in summary.render()
+
+
+def test_the_cascade_stops_when_its_checks_disagree_with_the_judge(conn, seed):
+    from judge_stub_server import StubServer, verdict
+
+    from ctxgraph import scoring_pass
+
+    run = seed_crypto_run(seed, rules=20)
+    _narrow_band(conn, run.skill)
+    opposite = lambda request: verdict("cat > /etc/ssh/ssh_config" in request.messages[-1]["content"])  # noqa: E731
+    with StubServer() as server:
+        # The judge contradicts the signal on every row: the band, fitted elsewhere, is wrong here.
+        server.responder = opposite
+        # No always-checked first rows: the check starts from the share alone, so some rows are
+        # decided before it has seen enough to stop.
+        summary = scoring_pass.run_pass(conn, scoring_pass.PassConfig(
+            skill=run.skill, run_id=run.run_id, log_path=run.log_path, judge_url=server.base_url, use_embed=False,
+            judge_policy="uncertain", cascade_check_share=0.5, cascade_check_first=0, batch_size=8))
+        asked = len(server.chat_requests())
+    statuses = _judge_statuses(conn, run.retrieval_ids)
+    decided = [rid for rid, status in statuses.items() if status == "decided_by_signal"]
+    assert summary.cascade.stopped and summary.cascade.checked >= cal.CASCADE_CHECK_MIN
+    assert any("judge cascade stopped" in note for note in summary.notes)
+    # Only rows of batches finished before the check stopped it were decided by the signal; every
+    # row claimed after (the ids are claimed in order) went to the judge.
+    assert 0 < len(decided) < len(run.retrieval_ids) - cal.CASCADE_CHECK_MIN
+    assert asked == len(run.retrieval_ids) - len(decided) == summary.judge_calls
+    after = [status for rid, status in statuses.items() if rid > max(decided)]
+    assert after and set(after) == {"judged"}
+
+    # The note's remedy: the judge answers the rows decided before the stop.
+    with StubServer() as server:
+        server.responder = opposite
+        again = scoring_pass.run_pass(conn, scoring_pass.PassConfig(
+            skill=run.skill, run_id=run.run_id, log_path=run.log_path, judge_url=server.base_url, use_embed=False,
+            rescore=("decided_by_signal",)))
+        assert len(server.chat_requests()) == len(decided) == again.rescored
+    assert set(_judge_statuses(conn, run.retrieval_ids).values()) == {"judged"}
+    _forget_run(conn, run)
+
+
+def test_the_first_rows_outside_the_band_are_always_checked(conn, seed):
+    """A small run gets a real test: with the default first checks, a band that is wrong for this
+    run stops before it decides a single row against the judge."""
+    from judge_stub_server import StubServer, verdict
+
+    from ctxgraph import scoring_pass
+
+    run = seed_crypto_run(seed, rules=20)
+    _narrow_band(conn, run.skill)
+    with StubServer() as server:
+        server.responder = lambda request: verdict("cat > /etc/ssh/ssh_config" in request.messages[-1]["content"])
+        summary = scoring_pass.run_pass(conn, scoring_pass.PassConfig(
+            skill=run.skill, run_id=run.run_id, log_path=run.log_path, judge_url=server.base_url, use_embed=False,
+            judge_policy="uncertain", batch_size=8))
+        asked = len(server.chat_requests())
+    assert summary.cascade.stopped and asked == len(run.retrieval_ids)
+    assert set(_judge_statuses(conn, run.retrieval_ids).values()) == {"judged"}
+    _forget_run(conn, run)
+
+
+def test_without_checks_a_wrong_band_decides_every_row_against_the_judge(conn, seed):
+    """The control: the same run and judge, no checks (--cascade-check 0), and nothing is asked."""
+    from judge_stub_server import StubServer, verdict
+
+    from ctxgraph import scoring_pass
+
+    run = seed_crypto_run(seed, rules=20)
+    _narrow_band(conn, run.skill)
+    with StubServer() as server:
+        server.responder = lambda request: verdict("cat > /etc/ssh/ssh_config" in request.messages[-1]["content"])
+        summary = scoring_pass.run_pass(conn, scoring_pass.PassConfig(
+            skill=run.skill, run_id=run.run_id, log_path=run.log_path, judge_url=server.base_url, use_embed=False,
+            judge_policy="uncertain", cascade_check_share=0.0, batch_size=8))
+        asked = len(server.chat_requests())
+    assert asked == 0 and not summary.cascade.stopped
+    assert set(_judge_statuses(conn, run.retrieval_ids).values()) == {"decided_by_signal"}
+    _forget_run(conn, run)

@@ -10,10 +10,15 @@ fitted for a skill: fitted by ``ctxgraph calibrate`` on the STIG sample's gold l
 :func:`cascade_band` picks the probability band inside which the judge is still asked: outside
 it, the calibrated probability decides, and the band is the narrowest one whose expected
 disagreement with the judge, on the cross-validated predictions, stays under a set rate.
+:class:`CascadeCheck` tests that promise on the run being scored: the judge is still asked for a
+fixed share of the rows outside the band, and once those answers show, with 95% confidence, more
+disagreement than the band allows, the cascade stops and the judge is asked everywhere. A band
+fitted on other scripts (the default, or another skill's) then costs judge calls, not verdicts.
 """
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -24,6 +29,7 @@ from ctxgraph.follow_signal import FEATURE_NAMES, SIGNAL_VERSION
 
 __all__ = [
     "COSINE_FEATURE",
+    "CascadeCheck",
     "Calibration",
     "DEFAULT",
     "auc",
@@ -194,6 +200,80 @@ def cascade_band(probabilities: Sequence[float], labels: Sequence[bool],
             if wrong[outside].sum() / n <= max_disagreement and high - low < best_width:
                 best, best_width = (low, high), high - low
     return best
+
+
+# The share of rows outside the band the judge is still asked about (ctxgraph score --cascade-check),
+# the first rows outside it a pass always checks (a small run gets a real test too), and how many
+# answers the check needs before it may stop the cascade.
+CASCADE_CHECK_SHARE = 0.1
+CASCADE_CHECK_FIRST = 20
+CASCADE_CHECK_MIN = 10
+_ONE_SIDED_95 = 1.6449
+
+
+def _wilson_lower(successes: int, n: int, z: float) -> float:
+    if n == 0:
+        return 0.0
+    p = successes / n
+    centre = p + z * z / (2 * n)
+    spread = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return max(0.0, (centre - spread) / (1 + z * z / n))
+
+
+@dataclass
+class CascadeCheck:
+    """The cascade's test of its band on the scripts it is scoring.
+
+    Every row with a probability is :meth:`counted`; a row outside the band is :meth:`selected` for a
+    check (the judge is asked anyway) when it is among the pass's first ``first`` such rows, or when a
+    hash of its question falls in ``share`` (so the same question is checked on every pass or never);
+    a verdict already cached checks for free. Each
+    :meth:`observe` compares the probability's decision (>= 0.5 followed) with the judge's verdict.
+    The band promised at most ``max_disagreement`` of all rows decided against the judge: the
+    check :attr:`stopped` once the one-sided 95% lower bound of the checked rows' disagreement,
+    times the share of rows outside the band, exceeds that (and at least ``minimum`` rows were
+    checked). From then on the pass asks the judge everywhere."""
+
+    max_disagreement: float
+    share: float = CASCADE_CHECK_SHARE
+    first: int = CASCADE_CHECK_FIRST
+    minimum: int = CASCADE_CHECK_MIN
+    rows: int = 0
+    outside: int = 0
+    checked: int = 0
+    disagreed: int = 0
+    stopped: bool = False
+    selections: int = 0
+
+    def counted(self, outside_band: bool) -> None:
+        self.rows += 1
+        self.outside += outside_band
+
+    def selected(self, question: str) -> bool:
+        """Whether a row outside the band is asked anyway: one of the first, or by a hash of its
+        question (tip, script). A share of 0 switches the check off."""
+        if self.share <= 0:
+            return False
+        bucket = int.from_bytes(hashlib.sha256(question.encode()).digest()[:4], "big") / 2**32
+        chosen = self.selections < self.first or bucket < self.share
+        self.selections += chosen
+        return chosen
+
+    def observe(self, probability: float, followed: bool) -> None:
+        self.checked += 1
+        self.disagreed += (probability >= 0.5) != followed
+        if self.checked >= self.minimum and self.bound() > self.max_disagreement:
+            self.stopped = True
+
+    def bound(self) -> float:
+        """The lower bound of the share of all rows the band decides against the judge."""
+        outside_share = self.outside / self.rows if self.rows else 0.0
+        return _wilson_lower(self.disagreed, self.checked, _ONE_SIDED_95) * outside_share
+
+    def describe(self) -> str:
+        rate = f"{self.disagreed / self.checked:.0%}" if self.checked else "-"
+        return (f"{self.checked} rows outside the band checked with the judge, the signal disagreed on "
+                f"{self.disagreed} ({rate})")
 
 
 # The default, before a skill has its own: the fit on every gold label of the STIG sample

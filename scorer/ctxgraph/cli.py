@@ -17,6 +17,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from ctxgraph.calibration import CASCADE_CHECK_SHARE
 from ctxgraph.embed import DEFAULT_MAX_CHUNKS
 
 EXIT_OK = 0
@@ -36,6 +37,13 @@ def _reasons(text: str) -> tuple[str, ...]:
     if not reasons:
         raise argparse.ArgumentTypeError("name at least one status, e.g. no_script or no_script,unparseable")
     return reasons
+
+
+def _share(text: str) -> float:
+    value = float(text)
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(f"must be between 0 and 1, got {text}")
+    return value
 
 
 def _positive_float(text: str) -> float:
@@ -85,6 +93,10 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--judge-policy", choices=("all", "uncertain"), default="all",
                        help="ask the judge for every retrieval (all, the default) or only where the calibrated "
                             "follow probability lies inside the calibration's cascade band (uncertain)")
+    score.add_argument("--cascade-check", type=_share, default=CASCADE_CHECK_SHARE, metavar="SHARE",
+                       help="with --judge-policy uncertain: the share of rows outside the band the judge is still "
+                            f"asked about (default {CASCADE_CHECK_SHARE}); when their verdicts show "
+                            "more disagreement than the band allows, the judge is asked everywhere. 0: no check")
     score.add_argument("--rescore", type=_reasons, default=(), metavar="REASON[,REASON]",
                        help="also score again the run's stamped rows whose judge or embedding status is one of "
                             "these (the statuses in ctxgraph.scoring_statuses, e.g. no_script,unparseable); "
@@ -200,6 +212,7 @@ def _score(args: argparse.Namespace) -> int:
         use_embed=not args.no_embed,
         use_signal=not args.no_signal,
         judge_policy=args.judge_policy,
+        cascade_check_share=args.cascade_check,
         batch_size=args.batch_size,
         max_chunks=args.max_chunks,
         rescore=args.rescore,

@@ -14,8 +14,10 @@ results back in batches:
   (:mod:`ctxgraph.calibration`; a documented default before the first) turns it and the cosine
   into ``follow_probability``, with the matched items kept as evidence in
   ``ctxgraph.retrieval_scores.follow_evidence``. With ``judge_policy='uncertain'`` the judge is
-  asked only where that probability falls inside the calibration's cascade band; rows decided
-  without it say so (``llm_status = 'decided_by_signal'``).
+  asked only where that probability falls inside the calibration's cascade band, and on a share of
+  the rows outside it that checks the band on this run (:class:`calibration.CascadeCheck`: when the
+  checks disagree more than the band allows, the judge is asked everywhere); rows decided without it
+  say so (``llm_status = 'decided_by_signal'``).
 
 Failure semantics (ADR-0019, DESIGN.md): a row is stamped (``tip_followed_computed_at`` set, never
 scored again) only when both legs' results are final, that is what the same model, prompt and inputs
@@ -94,6 +96,10 @@ class PassConfig:
     embed_model_path: str | None = None
     prompts_dir: Path | None = None
     judge_policy: str = "all"
+    # judge_policy 'uncertain': the share of rows outside the band the judge is still asked about,
+    # to test the band on this run (calibration.CascadeCheck); 0 trusts the band unchecked.
+    cascade_check_share: float = calibration_leg.CASCADE_CHECK_SHARE
+    cascade_check_first: int = calibration_leg.CASCADE_CHECK_FIRST
     use_signal: bool = True
     # The embedding leg: at most max_chunks chunks per script (embed.Embedder.script_chunks); the
     # runtime (None: $CTXGRAPH_EMBED_RUNTIME, else auto); embed_plan "run" encodes every distinct chunk
@@ -131,6 +137,7 @@ class PassSummary:
     judge_calls: int = 0
     judge_calls_saved: int = 0
     judge_cache_hits: int = 0
+    cascade: calibration_leg.CascadeCheck | None = None
     signal_written: int = 0
     signal_status: Counter[str] = field(default_factory=Counter)
     calibration: str | None = None
@@ -177,9 +184,10 @@ class PassSummary:
             lines.append(f"  script chunks: {self.chunks_distinct} distinct, {self.chunks_cached} from the cache, "
                          f"{self.chunks_encoded} encoded; {self.scripts_capped} scripts past the cap of "
                          f"{self.max_chunks} chunks (scored on {self.max_chunks} chunks spread over each)")
-        if self.judge_calls_saved:
+        if self.judge_calls_saved or self.cascade is not None:
             lines.append(f"  judge cascade: {self.judge_calls} questions asked, {self.judge_calls_saved} not asked "
-                         "(the calibrated probability was outside the cascade band)")
+                         "(the calibrated probability was outside the cascade band)"
+                         + (f"; {self.cascade.describe()}" if self.cascade is not None else ""))
         llm_nulls = {k: v for k, v in self.llm_status.items() if k != "judged"}
         emb_nulls = {k: v for k, v in self.emb_status.items() if k != "computed"}
         if llm_nulls:
@@ -505,11 +513,17 @@ def _run(conn: psycopg.Connection, store: Store, config: PassConfig, summary: Pa
     judge = _JudgeLeg(config, summary)
     embed = _EmbedLeg(config, summary)
     signal = _SignalLeg(conn, config, summary)
+    cascade: calibration_leg.CascadeCheck | None = None
     if config.judge_policy == "uncertain" and judge.client is not None:
         band = signal.calibration.band()
         if band is None:
             summary.notes.append("judge cascade: the calibration in force has no cascade band; the judge is "
                                  "asked everywhere (run ctxgraph calibrate to fit one)")
+        else:
+            cascade = calibration_leg.CascadeCheck(
+                max_disagreement=signal.calibration.cascade_max_disagreement or 0.03,
+                share=config.cascade_check_share, first=config.cascade_check_first)
+            summary.cascade = cascade
 
     if embed.off_status is None and config.embed_plan == "run":
         # Gather the whole run's scripts before the first claim, so each distinct chunk is encoded
@@ -528,7 +542,7 @@ def _run(conn: psycopg.Connection, store: Store, config: PassConfig, summary: Pa
                 break
             tried.extend(row.retrieval_id for row in rows)
             with _LeaseKeeper(store, config.skill, pass_id, renew_every, summary):
-                scores = _score_batch(store, config, rows, index, judge, embed, signal, summary)
+                scores = _score_batch(store, config, rows, index, judge, embed, signal, summary, cascade)
             _write_back(store, config, pass_id, scores, {row.retrieval_id: row.stamped for row in rows}, summary)
             summary.claimed += len(rows)
             if progress:
@@ -647,6 +661,7 @@ def _score_batch(
     embed: _EmbedLeg,
     signal: _SignalLeg,
     summary: PassSummary,
+    cascade: calibration_leg.CascadeCheck | None = None,
 ) -> list[RowScore]:
     scripts, with_script = _attach_scripts(rows, index)
     digest_of = {row.retrieval_id: digest for row, _, digest in with_script}
@@ -668,11 +683,14 @@ def _score_batch(
                 row.tip_body, script, digest, emb_value.get(row.retrieval_id))
 
     # The cascade: with judge_policy 'uncertain', a row whose probability lies outside the band is
-    # decided by the signal (a cached verdict is still used: it costs nothing).
+    # decided by the signal (a cached verdict is still used: it costs nothing), unless its question
+    # is one the cascade checks, or the check has stopped the cascade for the rest of the pass.
     band = signal.calibration.band() if config.judge_policy == "uncertain" and signal.off_status is None else None
+    if cascade is not None and cascade.stopped:
+        band = None
 
-    def needs_judge(rid: int) -> bool:
-        return band is None or rid not in probability or band[0] <= probability[rid] <= band[1]
+    def outside_band(rid: int) -> bool:
+        return band is not None and rid in probability and not band[0] <= probability[rid] <= band[1]
 
     llm_value: dict[int, bool | None] = {}
     llm_status: dict[int, str] = {}
@@ -685,12 +703,37 @@ def _score_batch(
         cached = {key: answer for key, answer in store.cached_verdicts(keys.values()).items()
                   if answer.error != _LEGACY_HTTP_ERROR}
         texts = {keys[row.retrieval_id]: (row.tip_body, s) for row, s, _ in with_script}
-        wanted = {key for rid, key in keys.items() if needs_judge(rid)}
-        summary.judge_calls_saved += len({k for k in keys.values() if k not in cached and k not in wanted})
+        # One question per distinct key: where its probability lies, and whether the check takes it.
+        outside = {key: rid for rid, key in keys.items() if outside_band(rid)}
+        checked = {key for key in outside
+                   if cascade is not None and cascade.selected(f"{key.tip_sha256}:{key.script_sha256}")}
+        wanted = {key for key in keys.values() if key not in outside or key in checked}
+        if cascade is not None and band is not None:
+            for key in dict.fromkeys(keys.values()):
+                cascade.counted(key in outside)
         to_ask = [key for key in dict.fromkeys(keys.values()) if key not in cached and key in wanted]
         summary.judge_cache_hits += sum(1 for key in keys.values() if key in cached)
         fresh, transient = _ask_judge(store, judge, to_ask, texts, summary)
         answers = {**cached, **fresh}
+        if cascade is not None and band is not None:
+            for key, rid in outside.items():
+                if key in answers and answers[key].followed is not None:
+                    cascade.observe(probability[rid], answers[key].followed)
+            if cascade.stopped:
+                # The band decides this run's rows against the judge more often than it promised:
+                # ask the rest of this batch too, and every row from here on.
+                rest = [key for key in dict.fromkeys(outside) if key not in answers and key not in wanted]
+                wanted.update(rest)
+                more, more_transient = _ask_judge(store, judge, rest, texts, summary)
+                answers.update(more)
+                transient.update(more_transient)
+                summary.notes.append(
+                    f"judge cascade stopped: {cascade.describe()}, more than the band's "
+                    f"{cascade.max_disagreement:.0%} allows; the judge was asked for every row from then on. "
+                    "Rows decided by the signal before it stopped say llm_status decided_by_signal: "
+                    "ctxgraph score --rescore decided_by_signal asks the judge for them; ctxgraph calibrate "
+                    "fits a band on this skill's own verdicts")
+        summary.judge_calls_saved += len({k for k in keys.values() if k not in cached and k not in wanted})
         for retrieval_id, key in keys.items():
             if key not in answers and key not in wanted:
                 llm_value[retrieval_id] = None

@@ -101,3 +101,6 @@ SELECT 1 / has_function_privilege('ctxgraph_ranker', 'ctxgraph.follow_weight(boo
 SELECT 1 / (NOT EXISTS (SELECT 1 FROM pg_catalog.pg_proc AS p, pg_catalog.aclexplode(p.proacl) AS x
                          WHERE p.pronamespace = 'ctxgraph'::regnamespace
                            AND p.proname IN ('follow_decision', 'follow_weight', 'tip_followed') AND x.grantee = 0))::int;
+-- known_cosine is inlined: not STRICT (a STRICT SQL function whose body is not strict is not).
+SELECT 1 / (NOT p.proisstrict)::int FROM pg_catalog.pg_proc AS p
+ WHERE p.oid = 'ctxgraph.known_cosine(double precision)'::regprocedure;

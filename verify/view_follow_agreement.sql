@@ -24,3 +24,6 @@ BEGIN
 EXCEPTION WHEN invalid_parameter_value THEN NULL;
 END
 $$;
+-- cohen_kappa: known values (rating 5/3/2/10 gives 0.468...; nothing to rate or all one way is NULL).
+SELECT 1 / (abs(ctxgraph.cohen_kappa(5, 3, 2, 10) - 22.0 / 47.0) < 1e-12
+            AND ctxgraph.cohen_kappa(0, 0, 0, 0) IS NULL AND ctxgraph.cohen_kappa(5, 0, 0, 0) IS NULL)::int;

@@ -418,6 +418,35 @@ def _narrow_band(conn, skill):
     conn.commit()
 
 
+def _agreeing(request):
+    """A judge that agrees with the signal: the followed script is the one without the MACs heredoc."""
+    from judge_stub_server import verdict
+
+    return verdict("cat > /etc/ssh/ssh_config" not in request.messages[-1]["content"])
+
+
+def _contradicting(request):
+    """A judge that contradicts the signal on every row: the band, fitted elsewhere, is wrong here."""
+    from judge_stub_server import verdict
+
+    return verdict("cat > /etc/ssh/ssh_config" in request.messages[-1]["content"])
+
+
+def _cascade_pass(conn, run, responder, **config):
+    """One pass over the run with --judge-policy uncertain (batches of 8): its summary and the
+    questions the judge was asked."""
+    from judge_stub_server import StubServer
+
+    from ctxgraph import scoring_pass
+
+    with StubServer() as server:
+        server.responder = responder
+        summary = scoring_pass.run_pass(conn, scoring_pass.PassConfig(
+            skill=run.skill, run_id=run.run_id, log_path=run.log_path, judge_url=server.base_url, use_embed=False,
+            judge_policy="uncertain", batch_size=8, **config))
+        return summary, len(server.chat_requests())
+
+
 def _forget_run(conn, run):
     """Drop a run whose verdicts contradict the signal, so no later calibration of the skill fits on them."""
     conn.execute("DELETE FROM ctxgraph.tip_retrievals WHERE skill = %s AND run_id = %s", (run.skill, run.run_id))
@@ -432,19 +461,9 @@ def _judge_statuses(conn, ids):
 
 
 def test_the_cascade_checks_a_share_of_the_rows_it_decides_and_keeps_deciding_when_they_agree(conn, seed):
-    from judge_stub_server import StubServer, verdict
-
-    from ctxgraph import scoring_pass
-
     run = seed_crypto_run(seed, rules=20)
     _narrow_band(conn, run.skill)
-    with StubServer() as server:
-        # The judge agrees with the signal: the followed script is the one without the MACs heredoc.
-        server.responder = lambda request: verdict("cat > /etc/ssh/ssh_config" not in request.messages[-1]["content"])
-        summary = scoring_pass.run_pass(conn, scoring_pass.PassConfig(
-            skill=run.skill, run_id=run.run_id, log_path=run.log_path, judge_url=server.base_url, use_embed=False,
-            judge_policy="uncertain", cascade_check_share=0.5, batch_size=8))
-        asked = len(server.chat_requests())
+    summary, asked = _cascade_pass(conn, run, _agreeing, cascade_check_share=0.5)
     statuses = _judge_statuses(conn, run.retrieval_ids)
     assert summary.cascade is not None and not summary.cascade.stopped
     assert summary.cascade.checked == asked == summary.judge_calls and summary.cascade.disagreed == 0
@@ -456,22 +475,15 @@ def test_the_cascade_checks_a_share_of_the_rows_it_decides_and_keeps_deciding_wh
 
 
 def test_the_cascade_stops_when_its_checks_disagree_with_the_judge(conn, seed):
-    from judge_stub_server import StubServer, verdict
+    from judge_stub_server import StubServer
 
     from ctxgraph import scoring_pass
 
     run = seed_crypto_run(seed, rules=20)
     _narrow_band(conn, run.skill)
-    opposite = lambda request: verdict("cat > /etc/ssh/ssh_config" in request.messages[-1]["content"])  # noqa: E731
-    with StubServer() as server:
-        # The judge contradicts the signal on every row: the band, fitted elsewhere, is wrong here.
-        server.responder = opposite
-        # No always-checked first rows: the check starts from the share alone, so some rows are
-        # decided before it has seen enough to stop.
-        summary = scoring_pass.run_pass(conn, scoring_pass.PassConfig(
-            skill=run.skill, run_id=run.run_id, log_path=run.log_path, judge_url=server.base_url, use_embed=False,
-            judge_policy="uncertain", cascade_check_share=0.5, cascade_check_first=0, batch_size=8))
-        asked = len(server.chat_requests())
+    # No always-checked first rows: the check starts from the share alone, so some rows are decided
+    # before it has seen enough to stop.
+    summary, asked = _cascade_pass(conn, run, _contradicting, cascade_check_share=0.5, cascade_check_first=0)
     statuses = _judge_statuses(conn, run.retrieval_ids)
     decided = [rid for rid, status in statuses.items() if status == "decided_by_signal"]
     assert summary.cascade.stopped and summary.cascade.checked >= cal.CASCADE_CHECK_MIN
@@ -485,7 +497,7 @@ def test_the_cascade_stops_when_its_checks_disagree_with_the_judge(conn, seed):
 
     # The note's remedy: the judge answers the rows decided before the stop.
     with StubServer() as server:
-        server.responder = opposite
+        server.responder = _contradicting
         again = scoring_pass.run_pass(conn, scoring_pass.PassConfig(
             skill=run.skill, run_id=run.run_id, log_path=run.log_path, judge_url=server.base_url, use_embed=False,
             rescore=("decided_by_signal",)))
@@ -497,18 +509,9 @@ def test_the_cascade_stops_when_its_checks_disagree_with_the_judge(conn, seed):
 def test_the_first_rows_outside_the_band_are_always_checked(conn, seed):
     """A small run gets a real test: with the default first checks, a band that is wrong for this
     run stops before it decides a single row against the judge."""
-    from judge_stub_server import StubServer, verdict
-
-    from ctxgraph import scoring_pass
-
     run = seed_crypto_run(seed, rules=20)
     _narrow_band(conn, run.skill)
-    with StubServer() as server:
-        server.responder = lambda request: verdict("cat > /etc/ssh/ssh_config" in request.messages[-1]["content"])
-        summary = scoring_pass.run_pass(conn, scoring_pass.PassConfig(
-            skill=run.skill, run_id=run.run_id, log_path=run.log_path, judge_url=server.base_url, use_embed=False,
-            judge_policy="uncertain", batch_size=8))
-        asked = len(server.chat_requests())
+    summary, asked = _cascade_pass(conn, run, _contradicting)
     assert summary.cascade.stopped and asked == len(run.retrieval_ids)
     assert set(_judge_statuses(conn, run.retrieval_ids).values()) == {"judged"}
     _forget_run(conn, run)
@@ -516,18 +519,9 @@ def test_the_first_rows_outside_the_band_are_always_checked(conn, seed):
 
 def test_without_checks_a_wrong_band_decides_every_row_against_the_judge(conn, seed):
     """The control: the same run and judge, no checks (--cascade-check 0), and nothing is asked."""
-    from judge_stub_server import StubServer, verdict
-
-    from ctxgraph import scoring_pass
-
     run = seed_crypto_run(seed, rules=20)
     _narrow_band(conn, run.skill)
-    with StubServer() as server:
-        server.responder = lambda request: verdict("cat > /etc/ssh/ssh_config" in request.messages[-1]["content"])
-        summary = scoring_pass.run_pass(conn, scoring_pass.PassConfig(
-            skill=run.skill, run_id=run.run_id, log_path=run.log_path, judge_url=server.base_url, use_embed=False,
-            judge_policy="uncertain", cascade_check_share=0.0, batch_size=8))
-        asked = len(server.chat_requests())
+    summary, asked = _cascade_pass(conn, run, _contradicting, cascade_check_share=0.0)
     assert asked == 0 and not summary.cascade.stopped
     assert set(_judge_statuses(conn, run.retrieval_ids).values()) == {"decided_by_signal"}
     _forget_run(conn, run)

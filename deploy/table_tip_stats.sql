@@ -197,35 +197,40 @@ SET plan_cache_mode = force_generic_plan
 SET jit = off
 AS $$
 #variable_conflict use_column
+DECLARE
+    -- The attempts, once each. Every lookup below is by (skill, attempt_key) = ANY of them, which
+    -- the primary keys serve whatever the statistics: with the partitioned parents unanalysed
+    -- (autovacuum never analyses them) a join to a set of keys was planned as a scan of the skill's
+    -- every attempt row (199,500 at 1M retrievals) for one attempt's outcome.
+    keys bigint[] := ARRAY(SELECT DISTINCT u.key FROM unnest(_rule_stats_apply.attempt_keys) AS u (key)
+                            WHERE u.key IS NOT NULL);
 BEGIN
     -- Another transaction may be changing other tips' pairs of the same attempt: whoever holds
     -- the attempt's lock recomputes it, and the next holder's fresh snapshot sees that commit.
     -- An attempt's lock is one of 256 slots per skill (attempt_key mod 256, made non-negative for
-    -- the legacy rows' negative keys), not a lock of its own: a transaction that touches every attempt of a long log holds at most 256 of them,
-    -- where one lock per attempt overflows the shared lock table (53200) past a few thousand.
+    -- the legacy rows' negative keys), not a lock of its own: a transaction that touches every
+    -- attempt of a long log holds at most 256 of them, where one lock per attempt overflows the
+    -- shared lock table (53200) past a few thousand.
     -- Two writers of different attempts share a slot one time in 256, and wait for each other.
     PERFORM pg_catalog.pg_advisory_xact_lock(
                 pg_catalog.hashtext('ctxgraph.rule_attempt_stats:' || _rule_stats_apply.skill), k.slot)
        FROM (SELECT DISTINCT ((u.key % 256 + 256) % 256)::integer AS slot FROM unnest(_rule_stats_apply.attempt_keys) AS u (key)
               WHERE u.key IS NOT NULL ORDER BY 1) AS k;
 
-    WITH keys AS (
-        SELECT DISTINCT u.key AS attempt_key FROM unnest(_rule_stats_apply.attempt_keys) AS u (key)
-    ),
-    fresh AS (
+    WITH fresh AS (
         SELECT a.attempt_key, min(a.rule_id) AS rule_id, count(*) AS units, sum(a.outcome_sum / a.scored) AS outcome_sum,
                bool_or(a.harmful) AS harmful
           FROM ctxgraph.tip_attempt_stats AS a
-         WHERE a.skill = _rule_stats_apply.skill AND a.attempt_key IN (SELECT k.attempt_key FROM keys AS k)
+         WHERE a.skill = _rule_stats_apply.skill AND a.attempt_key = ANY (keys)
          GROUP BY a.attempt_key
     ),
     stored AS (
         SELECT r.* FROM ctxgraph.rule_attempt_stats AS r
-         WHERE r.skill = _rule_stats_apply.skill AND r.attempt_key IN (SELECT k.attempt_key FROM keys AS k)
+         WHERE r.skill = _rule_stats_apply.skill AND r.attempt_key = ANY (keys)
     ),
     gone AS (
         DELETE FROM ctxgraph.rule_attempt_stats AS r
-         WHERE r.skill = _rule_stats_apply.skill AND r.attempt_key IN (SELECT k.attempt_key FROM keys AS k)
+         WHERE r.skill = _rule_stats_apply.skill AND r.attempt_key = ANY (keys)
            AND NOT EXISTS (SELECT 1 FROM fresh AS f WHERE f.attempt_key = r.attempt_key)
     ),
     kept AS (

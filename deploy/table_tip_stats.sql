@@ -214,8 +214,7 @@ BEGIN
     -- Two writers of different attempts share a slot one time in 256, and wait for each other.
     PERFORM pg_catalog.pg_advisory_xact_lock(
                 pg_catalog.hashtext('ctxgraph.rule_attempt_stats:' || _rule_stats_apply.skill), k.slot)
-       FROM (SELECT DISTINCT ((u.key % 256 + 256) % 256)::integer AS slot FROM unnest(_rule_stats_apply.attempt_keys) AS u (key)
-              WHERE u.key IS NOT NULL ORDER BY 1) AS k;
+       FROM (SELECT DISTINCT ((u.key % 256 + 256) % 256)::integer AS slot FROM unnest(keys) AS u (key) ORDER BY 1) AS k;
 
     WITH fresh AS (
         SELECT a.attempt_key, min(a.rule_id) AS rule_id, count(*) AS units, sum(a.outcome_sum / a.scored) AS outcome_sum,

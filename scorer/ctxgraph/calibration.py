@@ -212,6 +212,8 @@ _ONE_SIDED_95 = 1.6449
 
 
 def _wilson_lower(successes: int, n: int, z: float) -> float:
+    """The Wilson score lower bound, as ctxgraph.wilson_lower (deploy/function_wilson_bounds.sql)
+    defines it: the cascade check runs in the pass and in the bench without a database."""
     if n == 0:
         return 0.0
     p = successes / n

@@ -40,7 +40,8 @@ def gold_pairs() -> list[dict]:
         for row in csv.DictReader(handle):
             script = sample / "scripts" / row["run_id"] / row["rule_id"] / f"attempt-{row['attempt_number']}.sh"
             pairs.append({"id": f"{row['run_id']}/{row['rule_id']}/{row['attempt_number']}/{row['tip_ref']}",
-                          "group": row["rule_id"], "tip": bodies[row["tip_ref"]], "script": script.read_text(),
+                          "group": row["rule_id"], "peers": row["tip_ref"],
+                          "tip": bodies[row["tip_ref"]], "script": script.read_text(),
                           "followed": row["followed"].strip().lower() == "true"})
     return pairs
 
@@ -53,7 +54,8 @@ def jsonl_pairs(path: Path) -> list[dict]:
             # Group by the tip's topic (the id's middle part), so variants of one tip share a fold.
             parts = item["id"].split("/")
             group = "/".join(parts[:-1]) if len(parts) > 1 else item["id"]
-            pairs.append({"id": item["id"], "group": group, "tip": item["tip"], "script": item["script"],
+            # Peers: the tip's other scripts in the file (a pair file is one task per tip).
+            pairs.append({"id": item["id"], "group": group, "peers": item["tip"], "tip": item["tip"], "script": item["script"],
                           "followed": bool(item["followed"]), "hard": bool(item.get("hard"))})
     return pairs
 
@@ -77,11 +79,10 @@ def cosines(pairs: list[dict], cache_path: Path | None) -> list[float | None]:
 
 
 def design(pairs: list[dict], cos: list[float | None]) -> np.ndarray:
-    rows = []
-    for p, c in zip(pairs, cos, strict=True):
-        features = agreement(extract_tip(p["tip"]), extract_script(p["script"]))
-        rows.append(cal.design_row(features.values, c))
-    return np.array(rows)
+    """The calibration's design, each pair contrasted with the other pairs of its tip (and rule)."""
+    lexical = [agreement(extract_tip(p["tip"]), extract_script(p["script"])).values for p in pairs]
+    peers = cal.peer_sums([p["peers"] for p in pairs], lexical)
+    return np.array([cal.design_row(lex, c, peer) for lex, c, peer in zip(lexical, cos, peers, strict=True)])
 
 
 def checked_cascade(pairs: list[dict], probs: np.ndarray, y: np.ndarray, band: tuple[float, float],

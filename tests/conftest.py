@@ -71,7 +71,8 @@ def seed_run(
     """Load a run through the public write path (as an agent would) and write its JSONL log.
 
     Each attempt is {"rule": str, "tips": [tip body, ...], "script": str | None, "passed": bool,
-    "failure_mode": str | None}. Attempt numbers count per rule; times are 10 minutes apart.
+    "failure_mode": str | None}; a tip given as an int is the id of a tip already stored (the same
+    tip retrieved again). Attempt numbers count per rule; times are 10 minutes apart.
     """
     from ctxgraph.store import Client
 
@@ -88,7 +89,7 @@ def seed_run(
         started_at = retrieved_at + timedelta(seconds=5)
         ended_at = started_at + timedelta(minutes=2)
         tip_ids = [
-            conn.execute(
+            body if isinstance(body, int) else conn.execute(
                 f"INSERT INTO {skill}.tips (rule_id, body) VALUES (%s, %s) RETURNING id", (rule, body)
             ).fetchone()[0]
             for body in spec["tips"]

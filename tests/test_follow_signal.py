@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from ctxgraph import calibration as cal
-from ctxgraph.follow_signal import SIGNAL_VERSION, agreement, extract_script, extract_tip
+from ctxgraph.follow_signal import FEATURE_NAMES, SIGNAL_VERSION, agreement, extract_script, extract_tip
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -287,6 +287,39 @@ def test_the_default_calibration_is_the_fit_on_the_sample_gold_labels():
     assert abs(intercept - cal.DEFAULT.intercept) < 2e-4
 
 
+def test_a_script_is_contrasted_with_the_tips_other_scripts():
+    follows = agreement(extract_tip(CRYPTO_TIP), extract_script(POLICY)).values
+    ignores = agreement(extract_tip(CRYPTO_TIP), extract_script(HEREDOC_SSH_CONFIG)).values
+    follows_peers, ignores_peers = cal.peer_sums(["tip", "tip"], [follows, ignores])
+    assert follows_peers.count == ignores_peers.count == 1
+    alone = [cal.DEFAULT.probability_of(cal.design_values(v, 0.5)) for v in (follows, ignores)]
+    contrasted = [cal.DEFAULT.probability_of(cal.design_values(follows, 0.5, follows_peers)),
+                  cal.DEFAULT.probability_of(cal.design_values(ignores, 0.5, ignores_peers))]
+    # Matching the tip more than its other script raises the follower; less lowers the other.
+    assert contrasted[0] > alone[0] and contrasted[1] < alone[1]
+    values = cal.design_values(follows, 0.5, follows_peers)
+    assert values["no_peers"] == 0.0
+    assert values["peer_prescribed_share"] == pytest.approx(follows["prescribed_share"] - ignores["prescribed_share"])
+    assert cal.design_values(follows, 0.5)["no_peers"] == 1.0
+
+
+def test_peer_sums_leave_each_example_out_of_its_own_group():
+    rows = [dict.fromkeys(FEATURE_NAMES, 0.0) | {"prescribed_share": v} for v in (0.2, 0.4, 0.9, 0.5)]
+    peers = cal.peer_sums(["a", "a", "a", "b"], rows)
+    assert [p.count for p in peers] == [2, 2, 2, 0]
+    assert peers[0].sums[0] == pytest.approx(1.3) and peers[2].sums[0] == pytest.approx(0.6)
+    assert cal.design_values(rows[3], None, peers[3])["no_peers"] == 1.0
+
+
+def test_a_calibration_reads_the_features_it_was_fitted_with():
+    lexical = agreement(extract_tip(CRYPTO_TIP), extract_script(POLICY)).values
+    values = cal.design_values(lexical, 0.7, cal.PeerSums().plus(lexical))
+    older = cal.Calibration(cal.feature_names()[:12], cal.DEFAULT.coefficients[:12], cal.DEFAULT.intercept)
+    assert older.probability_of(values) == pytest.approx(older.probability([values[n] for n in older.feature_names]))
+    with pytest.raises(ValueError, match="needs features this signal does not compute: from_elsewhere"):
+        cal.Calibration(("prescribed_share", "from_elsewhere"), (1.0, 1.0), 0.0).probability_of(values)
+
+
 def test_cascade_band_keeps_disagreement_under_the_rate():
     rng = np.random.default_rng(7)
     p = rng.uniform(size=400)
@@ -363,6 +396,40 @@ def test_calibration_round_trip_on_judge_verdicts(conn, seed):
     conn.commit()
     assert used == [(stored["calibration_id"], "computed")]
     assert probabilities[0][0] > 0.5 > probabilities[1][0]
+
+
+def test_the_pass_contrasts_a_script_with_the_tips_scripts_scored_before_and_beside_it(conn, seed):
+    from ctxgraph import scoring_pass
+    from ctxgraph.store import Client
+
+    def evidence(ids):
+        rows = conn.execute("SELECT r.id, s.follow_evidence, r.follow_probability FROM ctxgraph.retrieval_scores AS s"
+                            " JOIN ctxgraph.tip_retrievals AS r ON r.id = s.retrieval_id"
+                            " WHERE s.retrieval_id = ANY(%s) ORDER BY r.id", (ids,)).fetchall()
+        conn.commit()
+        return rows
+
+    def score(run):
+        scoring_pass.run_pass(conn, scoring_pass.PassConfig(
+            skill=run.skill, run_id=run.run_id, log_path=run.log_path, use_judge=False, use_embed=False))
+
+    first = seed([{"rule": "crypto_peer", "tips": [CRYPTO_TIP], "script": HEREDOC_SSH_CONFIG, "passed": False,
+                   "failure_mode": "clean_failure"}])
+    score(first)
+    tip = first.attempts[0].tip_ids[0]
+    ((_, ignored, _),) = evidence(first.retrieval_ids)
+    assert ignored["peers"] == 0
+    # The next run's script is contrasted with the one scored before; two of the same batch with each other.
+    second = seed([{"rule": "crypto_peer", "tips": [tip], "script": POLICY, "passed": True},
+                   {"rule": "crypto_peer", "tips": [tip], "script": POLICY, "passed": True}])
+    score(second)
+    rows = evidence(second.retrieval_ids)
+    assert [e["peers"] for _, e, _ in rows] == [2, 2]
+    stored = Client(conn).current_follow_calibration(second.skill, SIGNAL_VERSION)
+    conn.commit()
+    in_force = cal.Calibration.from_row(stored) if stored else cal.DEFAULT
+    peers = cal.PeerSums().plus(ignored["features"]).plus(rows[1][1]["features"])
+    assert rows[0][2] == pytest.approx(in_force.probability_of(cal.design_values(rows[0][1]["features"], None, peers)))
 
 
 def test_cascade_asks_the_judge_only_inside_the_band(conn, seed):

@@ -158,7 +158,7 @@ def calibrate(conn: psycopg.Connection, skill: str, labels: list[dict] | None = 
     require_skill(conn, skill)
     store = Store(conn)
     if labels is None:
-        examples = [(rid, rule, feats, cos, verdict) for rid, rule, feats, cos, verdict
+        examples = [(rid, rule, tip, feats, cos, verdict) for rid, rule, tip, feats, cos, verdict
                     in store.signal_examples(skill, SIGNAL_VERSION) if verdict is not None]
         fitted_on = "judge"
         source = source or f"judge verdicts stored on skill {skill}"
@@ -167,16 +167,19 @@ def calibrate(conn: psycopg.Connection, skill: str, labels: list[dict] | None = 
         for line, rid in store.resolve_labels(skill, labels):
             by_line.setdefault(line, []).append(rid)
         gold = {rid: label["followed"] for label in labels for rid in by_line.get(label["line"], [])}
-        examples = [(rid, rule, feats, cos, gold[rid]) for rid, rule, feats, cos, _
+        examples = [(rid, rule, tip, feats, cos, gold[rid]) for rid, rule, tip, feats, cos, _
                     in store.signal_examples(skill, SIGNAL_VERSION, sorted(gold))]
         fitted_on = "labels"
         source = source or "gold labels"
-    if len({bool(e[4]) for e in examples}) < 2:
+    if len({bool(e[5]) for e in examples}) < 2:
         raise LabelError(f"nothing to calibrate on: {len(examples)} scored retrievals with a "
                          f"{'judge verdict' if labels is None else 'label'} and {SIGNAL_VERSION} evidence, "
                          "and both followed and ignored are needed (run ctxgraph score first)")
-    x = np.array([cal.design_row(feats, cos) for _, _, feats, cos, _ in examples])
-    y = np.array([bool(e[4]) for e in examples], dtype=float)
+    # Each example against the tip's other scored scripts, as the pass contrasts them.
+    peer_totals = store.peer_feature_sums(skill, SIGNAL_VERSION, sorted({e[2] for e in examples}), cal.PEER_FEATURES)
+    x = np.array([cal.design_row(feats, cos, cal.PeerSums(*peer_totals[tip]).minus(feats))
+                  for _, _, tip, feats, cos, _ in examples])
+    y = np.array([bool(e[5]) for e in examples], dtype=float)
     groups = [e[1] for e in examples]
     predictions, folds_used = cal.cross_validate(x, y, groups, folds, ridge)
     known = ~np.isnan(predictions)

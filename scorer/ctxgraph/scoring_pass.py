@@ -10,9 +10,9 @@ results back in batches:
   never asked twice;
 - the embedding leg stores the cosine between tip and script (``tip_followed_emb``);
 - the follow signal (:mod:`ctxgraph.follow_signal`) reads what the script's executable lines do
-  against what the tip prescribes and warns against, and the skill's latest calibration
-  (:mod:`ctxgraph.calibration`; a documented default before the first) turns it and the cosine
-  into ``follow_probability``, with the matched items kept as evidence in
+  against what the tip prescribes and warns against, contrasted with the tip's other scored
+  scripts, and the skill's latest calibration (:mod:`ctxgraph.calibration`; a documented default
+  before the first) turns it and the cosine into ``follow_probability``, with the matched items kept as evidence in
   ``ctxgraph.retrieval_scores.follow_evidence``. With ``judge_policy='uncertain'`` the judge is
   asked only where that probability falls inside the calibration's cascade band, and on a share of
   the rows outside it that checks the band on this run (:class:`calibration.CascadeCheck`: when the
@@ -415,20 +415,39 @@ class _SignalLeg:
             self.calibration = calibration_leg.Calibration.from_row(row)
         summary.calibration = self.calibration.label()
 
-    def score(self, tip: str, script: str, digest: str, cosine: float | None) -> tuple[float, dict]:
+    def features(self, tip: str, script: str, digest: str) -> follow_signal.Features:
         if tip not in self._tips:
             self._tips[tip] = follow_signal.extract_tip(tip)
         if digest not in self._scripts:
             self._scripts[digest] = follow_signal.extract_script(script)
-        features = follow_signal.agreement(self._tips[tip], self._scripts[digest])
-        probability = self.calibration.probability(calibration_leg.design_row(features.values, cosine))
-        evidence = {
-            "signal_version": follow_signal.SIGNAL_VERSION,
-            "features": features.values,
-            "prescribed": [[i["kind"], i["text"], round(i["matched"], 3)] for i in features.evidence["prescribed"]],
-            "warned": [[i["kind"], i["text"], round(i["matched"], 3)] for i in features.evidence["warned"]],
-        }
-        return probability, evidence
+        return follow_signal.agreement(self._tips[tip], self._scripts[digest])
+
+    def score_batch(self, store: Store, skill: str, rows: list[tuple[ClaimedRow, str, str]],
+                    cosines: dict[int, float | None]) -> dict[int, tuple[float, dict]]:
+        """Probability and evidence per retrieval id. Each script is contrasted with the tip's other
+        scripts (calibration.PeerSums): those scored before (stored evidence of this signal version,
+        this batch's own rows left out, since a rescore replaces theirs) and the batch's others."""
+        features = {row.retrieval_id: self.features(row.tip_body, script, digest) for row, script, digest in rows}
+        stored = store.peer_feature_sums(skill, follow_signal.SIGNAL_VERSION, sorted({r.tip_id for r, _, _ in rows}),
+                                         calibration_leg.PEER_FEATURES, [r.retrieval_id for r, _, _ in rows])
+        totals = {tip: calibration_leg.PeerSums(n, sums) for tip, (n, sums) in stored.items()}
+        for row, _, _ in rows:
+            totals[row.tip_id] = totals.get(row.tip_id, calibration_leg.PeerSums()).plus(
+                features[row.retrieval_id].values)
+        out: dict[int, tuple[float, dict]] = {}
+        for row, _, _ in rows:
+            values = features[row.retrieval_id].values
+            peers = totals[row.tip_id].minus(values)
+            design = calibration_leg.design_values(values, cosines.get(row.retrieval_id), peers)
+            found = features[row.retrieval_id].evidence
+            out[row.retrieval_id] = (self.calibration.probability_of(design), {
+                "signal_version": follow_signal.SIGNAL_VERSION,
+                "features": values,
+                "peers": peers.count,
+                "prescribed": [[i["kind"], i["text"], round(i["matched"], 3)] for i in found["prescribed"]],
+                "warned": [[i["kind"], i["text"], round(i["matched"], 3)] for i in found["warned"]],
+            })
+        return out
 
 
 def _script_for(row: ClaimedRow, index: ScriptIndex) -> AttemptRecord | None:
@@ -677,10 +696,9 @@ def _score_batch(
 
     probability: dict[int, float] = {}
     evidence: dict[int, dict] = {}
-    if signal.off_status is None:
-        for row, script, digest in with_script:
-            probability[row.retrieval_id], evidence[row.retrieval_id] = signal.score(
-                row.tip_body, script, digest, emb_value.get(row.retrieval_id))
+    if signal.off_status is None and with_script:
+        for rid, (p, found) in signal.score_batch(store, config.skill, with_script, emb_value).items():
+            probability[rid], evidence[rid] = p, found
 
     # The cascade: with judge_policy 'uncertain', a row whose probability lies outside the band is
     # decided by the signal (a cached verdict is still used: it costs nothing), unless its question

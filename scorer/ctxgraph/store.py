@@ -592,13 +592,14 @@ class Store:
 
     # -- ctxgraph evaluate: gold labels to retrieval ids -------------------------------------------------
     def signal_examples(self, skill: str, signal_version: str,
-                        retrieval_ids: Sequence[int] | None = None) -> list[tuple[int, str, dict, float | None, bool | None]]:
-        """(retrieval id, rule, stored lexical features, cosine, judge verdict) of the skill's retrievals
-        whose follow evidence has this signal version; all of them, or only ``retrieval_ids``."""
+                        retrieval_ids: Sequence[int] | None = None
+                        ) -> list[tuple[int, str, int, dict, float | None, bool | None]]:
+        """(retrieval id, rule, tip id, stored lexical features, cosine, judge verdict) of the skill's
+        retrievals whose follow evidence has this signal version; all of them, or only ``retrieval_ids``."""
         rows = self.conn.execute(
             """
-            SELECT r.id, r.rule_id, s.follow_evidence -> 'features', ctxgraph.known_cosine(r.tip_followed_emb),
-                   r.tip_followed_llm
+            SELECT r.id, r.rule_id, r.tip_id, s.follow_evidence -> 'features',
+                   ctxgraph.known_cosine(r.tip_followed_emb), r.tip_followed_llm
               FROM ctxgraph.retrieval_scores AS s
               JOIN ctxgraph.tip_retrievals AS r ON r.skill = s.skill AND r.id = s.retrieval_id
              WHERE s.skill = %s AND s.signal_version = %s AND s.follow_evidence ? 'features'
@@ -607,7 +608,33 @@ class Store:
             """,
             (skill, signal_version, retrieval_ids, retrieval_ids),
         ).fetchall()
-        return [(int(a), b, c, d, e) for a, b, c, d, e in rows]
+        return [(int(a), b, int(t), c, d, e) for a, b, t, c, d, e in rows]
+
+    def peer_feature_sums(self, skill: str, signal_version: str, tip_ids: Sequence[int],
+                          features: Sequence[str], exclude_ids: Sequence[int] = ()
+                          ) -> dict[int, tuple[int, tuple[float, ...]]]:
+        """Per tip: how many of its retrievals carry follow evidence of this signal version (one
+        per retrieval, those in ``exclude_ids`` left out), and the sum of each named feature over
+        them: what the follow signal contrasts a new script with (calibration.PeerSums)."""
+        rows = self.conn.execute(
+            """
+            SELECT r.tip_id, n.position, count(*), sum((s.follow_evidence -> 'features' ->> n.name)::double precision)
+              FROM ctxgraph.tip_retrievals AS r
+              JOIN ctxgraph.retrieval_scores AS s ON s.skill = r.skill AND s.retrieval_id = r.id
+             CROSS JOIN unnest(%(names)s::text[]) WITH ORDINALITY AS n (name, position)
+             WHERE r.skill = %(skill)s AND r.tip_id = ANY (%(tips)s::bigint[])
+               AND s.signal_version = %(version)s AND s.follow_evidence -> 'features' ? n.name
+               AND r.id <> ALL (%(exclude)s::bigint[])
+             GROUP BY r.tip_id, n.position
+            """,
+            {"names": list(features), "skill": skill, "tips": list(tip_ids), "version": signal_version,
+             "exclude": list(exclude_ids)},
+        ).fetchall()
+        out: dict[int, tuple[int, list[float]]] = {}
+        for tip_id, position, n, total in rows:
+            count, sums = out.setdefault(int(tip_id), (int(n), [0.0] * len(features)))
+            sums[int(position) - 1] = float(total)
+        return {tip: (count, tuple(sums)) for tip, (count, sums) in out.items()}
 
     def resolve_labels(self, skill: str, labels: Sequence[Mapping[str, Any]]) -> list[tuple[int, int]]:
         """Return (label line, retrieval id) for every retrieval a label names, in one statement.

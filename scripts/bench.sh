@@ -29,7 +29,7 @@
 #   BENCH_SCORING_PASS=0         skip part 2
 #   BENCH_SIMULATE=0             skip part 3; BENCH_SIMULATE_SEED (1) its seed, BENCH_SIMULATE_BASELINE
 #                                (@v0.4.0; empty: no baseline line) the change the "before" line deploys to
-#   BENCH_FOLLOW_SIGNAL=0        skip part 4
+#   BENCH_FOLLOW_SIGNAL=0        skip part 4 (the follow signal's AUCs and the demo's judge cascade)
 #   BENCH_LOAD_RUN=0             skip part 5; BENCH_LOAD_RUN_SECONDS (60), BENCH_LOAD_RUN_RUNS (8) its history
 #   BENCH_OUT=DIR                keep results.json, the plans and scoring_pass.txt in DIR
 set -euo pipefail
@@ -106,10 +106,12 @@ if [ "$simulate" != "0" ]; then
   say "simulated worlds measured"
 fi
 
-# Part 4: the follow signal on the labelled pairs (no database).
+# Part 4: the follow signal on the labelled pairs (no database), then the judge cascade on the demo's runs.
 follow_signal_status=0
 if [ "${BENCH_FOLLOW_SIGNAL:-1}" != "0" ]; then
   HF_HUB_OFFLINE=1 .venv/bin/python bench/follow_signal_auc.py >"$out/follow_signal.txt" 2>&1 || follow_signal_status=$?
+  # The judge cascade on the demo's runs with the demo's label judge (two fresh databases).
+  { echo; bash bench/cascade_demo.sh; } >>"$out/follow_signal.txt" 2>&1 || follow_signal_status=$?
   say "follow signal measured"
 fi
 

@@ -55,8 +55,9 @@ def jsonl_pairs(path: Path) -> list[dict]:
             parts = item["id"].split("/")
             group = "/".join(parts[:-1]) if len(parts) > 1 else item["id"]
             # Peers: the tip's other scripts in the file (a pair file is one task per tip).
-            pairs.append({"id": item["id"], "group": group, "peers": item["tip"], "tip": item["tip"], "script": item["script"],
-                          "followed": bool(item["followed"]), "hard": bool(item.get("hard"))})
+            pairs.append({"id": item["id"], "group": group, "peers": item["tip"], "tip": item["tip"],
+                          "script": item["script"], "followed": bool(item["followed"]),
+                          "hard": bool(item.get("hard"))})
     return pairs
 
 
@@ -79,7 +80,7 @@ def cosines(pairs: list[dict], cache_path: Path | None) -> list[float | None]:
 
 
 def design(pairs: list[dict], cos: list[float | None]) -> np.ndarray:
-    """The calibration's design, each pair contrasted with the other pairs of its tip (and rule)."""
+    """The calibration's design, each pair contrasted with the other pairs of its tip."""
     lexical = [agreement(extract_tip(p["tip"]), extract_script(p["script"])).values for p in pairs]
     peers = cal.peer_sums([p["peers"] for p in pairs], lexical)
     return np.array([cal.design_row(lex, c, peer) for lex, c, peer in zip(lexical, cos, peers, strict=True)])

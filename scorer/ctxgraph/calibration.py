@@ -17,9 +17,10 @@ fitted on other scripts (the default, or another skill's) then costs judge calls
 
 **Peer contrast.** Scripts for one rule share its topic, files and commands, so a tip's absolute
 match is high on every one of them, followed or not. What separates the script that followed it
-is that it matches the tip *more than the tip's other scripts for the same rule do*: the
-``peer_*`` features are a script's :data:`PEER_FEATURES` minus their mean over the tip's other
-scored scripts of the rule (:class:`PeerSums`), and ``no_peers`` marks a tip with none yet (the
+is that it matches the tip *more than the tip's other scripts do*: the ``peer_*`` features are a
+script's :data:`PEER_FEATURES` minus their mean over the tip's other scored scripts
+(:class:`PeerSums`; the tip's scripts for any rule, which on the gold labels did better than the
+same rule's only: CV AUC 0.935 against 0.919), and ``no_peers`` marks a tip with none yet (the
 contrast is then 0 and the absolute features decide alone). A calibration is evaluated by the
 names it was fitted with (:meth:`Calibration.probability_of`), so one stored before the peer
 features existed keeps scoring as it did.
@@ -58,7 +59,7 @@ COSINE_FEATURE = "cosine"
 COSINE_MISSING_VALUE = 0.5
 
 
-# The lexical features whose contrast with the tip's other scripts of the rule enters the model.
+# The lexical features whose contrast with the tip's other scripts enters the model.
 # Chosen on the STIG sample's gold labels (cross-validated by rule: AUC 0.893 without, 0.935 with);
 # the cosine's contrast added nothing there and is left out.
 PEER_FEATURES: tuple[str, ...] = ("prescribed_share", "prescribed_specific", "warned_share")
@@ -72,25 +73,26 @@ def feature_names() -> tuple[str, ...]:
 
 @dataclass(frozen=True)
 class PeerSums:
-    """The tip's other scored scripts for the rule: how many, and the sum of each of
-    :data:`PEER_FEATURES` over them."""
+    """The tip's other scored scripts: how many, and the sum of each of :data:`PEER_FEATURES` over them."""
 
     count: int = 0
     sums: tuple[float, ...] = (0.0,) * len(PEER_FEATURES)
 
     def plus(self, lexical: dict[str, float]) -> PeerSums:
-        return PeerSums(self.count + 1, tuple(s + float(lexical[n]) for s, n in zip(self.sums, PEER_FEATURES,
-                                                                                      strict=True)))
+        return self._shifted(lexical, 1)
 
     def minus(self, lexical: dict[str, float]) -> PeerSums:
         """These sums without one script's own features (sums taken over every script, this one included)."""
-        return PeerSums(self.count - 1, tuple(s - float(lexical[n]) for s, n in zip(self.sums, PEER_FEATURES,
-                                                                                      strict=True)))
+        return self._shifted(lexical, -1)
+
+    def _shifted(self, lexical: dict[str, float], sign: int) -> PeerSums:
+        return PeerSums(self.count + sign,
+                        tuple(s + sign * float(lexical[n]) for s, n in zip(self.sums, PEER_FEATURES, strict=True)))
 
 
 def peer_sums(groups: Sequence[object], lexical: Sequence[dict[str, float]]) -> list[PeerSums]:
-    """For examples keyed by group (a tip and its rule), each one's :class:`PeerSums` over the
-    *other* examples of its group."""
+    """For examples keyed by group (their tip), each one's :class:`PeerSums` over the *other*
+    examples of its group."""
     total: dict[object, PeerSums] = {}
     for g, lex in zip(groups, lexical, strict=True):
         total[g] = total.get(g, PeerSums()).plus(lex)
@@ -104,10 +106,10 @@ def design_values(lexical: dict[str, float], cosine: float | None,
     values = {name: float(lexical[name]) for name in FEATURE_NAMES}
     values[COSINE_FEATURE] = COSINE_MISSING_VALUE if missing else float(cosine)
     values["cosine_missing"] = 1.0 if missing else 0.0
-    has_peers = peers is not None and peers.count > 0
-    for name, total in zip(PEER_FEATURES, peers.sums if has_peers else (0.0,) * len(PEER_FEATURES), strict=True):
-        values[f"peer_{name}"] = float(lexical[name]) - total / peers.count if has_peers else 0.0
-    values[NO_PEERS_FEATURE] = 0.0 if has_peers else 1.0
+    peers = peers if peers is not None and peers.count > 0 else None
+    for i, name in enumerate(PEER_FEATURES):
+        values[f"peer_{name}"] = float(lexical[name]) - peers.sums[i] / peers.count if peers else 0.0
+    values[NO_PEERS_FEATURE] = 0.0 if peers else 1.0
     return values
 
 

@@ -12,8 +12,8 @@ results back in batches:
 - the follow signal (:mod:`ctxgraph.follow_signal`) reads what the script's executable lines do
   against what the tip prescribes and warns against, contrasted with the tip's other scored
   scripts, and the skill's latest calibration (:mod:`ctxgraph.calibration`; a documented default
-  before the first) turns it and the cosine into ``follow_probability``, with the matched items kept as evidence in
-  ``ctxgraph.retrieval_scores.follow_evidence``. With ``judge_policy='uncertain'`` the judge is
+  before the first) turns it and the cosine into ``follow_probability``, with the matched items
+  kept as evidence in ``ctxgraph.retrieval_scores.follow_evidence``. With ``judge_policy='uncertain'`` the judge is
   asked only where that probability falls inside the calibration's cascade band, and on a share of
   the rows outside it that checks the band on this run (:class:`calibration.CascadeCheck`: when the
   checks disagree more than the band allows, the judge is asked everywhere); rows decided without it
@@ -694,11 +694,10 @@ def _score_batch(
             emb_status[row.retrieval_id] = "computed" if cosine is not None else "nan"
         summary.embed_seconds += time.perf_counter() - began
 
-    probability: dict[int, float] = {}
-    evidence: dict[int, dict] = {}
-    if signal.off_status is None and with_script:
-        for rid, (p, found) in signal.score_batch(store, config.skill, with_script, emb_value).items():
-            probability[rid], evidence[rid] = p, found
+    scored = signal.score_batch(store, config.skill, with_script, emb_value) \
+        if signal.off_status is None and with_script else {}
+    probability: dict[int, float] = {rid: p for rid, (p, _) in scored.items()}
+    evidence: dict[int, dict] = {rid: found for rid, (_, found) in scored.items()}
 
     # The cascade: with judge_policy 'uncertain', a row whose probability lies outside the band is
     # decided by the signal (a cached verdict is still used: it costs nothing), unless its question

@@ -618,12 +618,13 @@ class Store:
         them: what the follow signal contrasts a new script with (calibration.PeerSums)."""
         rows = self.conn.execute(
             """
-            SELECT r.tip_id, n.position, count(*), sum((s.follow_evidence -> 'features' ->> n.name)::double precision)
+            SELECT r.tip_id, n.position, count(*),
+                   coalesce(sum((s.follow_evidence -> 'features' ->> n.name)::double precision), 0)
               FROM ctxgraph.tip_retrievals AS r
               JOIN ctxgraph.retrieval_scores AS s ON s.skill = r.skill AND s.retrieval_id = r.id
              CROSS JOIN unnest(%(names)s::text[]) WITH ORDINALITY AS n (name, position)
              WHERE r.skill = %(skill)s AND r.tip_id = ANY (%(tips)s::bigint[])
-               AND s.signal_version = %(version)s AND s.follow_evidence -> 'features' ? n.name
+               AND s.signal_version = %(version)s AND s.follow_evidence ? 'features'
                AND r.id <> ALL (%(exclude)s::bigint[])
              GROUP BY r.tip_id, n.position
             """,

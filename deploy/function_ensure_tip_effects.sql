@@ -7,7 +7,7 @@
 -- evidence up to its as_of; the fit reads every (tip, attempt) of the skill and iterates, which at
 -- millions of rows costs far more than the decision. ensure_tip_effects refits only when the last
 -- fit may differ from a fresh one: it records, per skill, a fingerprint of every tip's
--- tip_stats.evidence_version (every change of a tip's log rows increments it), the effects.* parameters and the
+-- tip_stats.evidence_version (every change of a tip's log rows increments it), the effects.* and blame.* parameters and the
 -- instant of the fit it made. The fit is current when the sum and the parameters are unchanged,
 -- tip_effects still holds that fit, and no retrieval lies after either instant (then the evidence
 -- up to one instant is the evidence up to the other). The fingerprint is read before the fit reads
@@ -28,7 +28,7 @@ COMMENT ON TABLE ctxgraph.tip_effect_fits IS
 COMMENT ON COLUMN ctxgraph.tip_effect_fits.skill IS 'The skill.';
 COMMENT ON COLUMN ctxgraph.tip_effect_fits.evidence_version IS 'Fingerprint of the skill''s tip_stats.evidence_version values (a sum of per-tip hashes), read before the fit read its rows.';
 COMMENT ON COLUMN ctxgraph.tip_effect_fits.as_of IS 'The instant the fit used.';
-COMMENT ON COLUMN ctxgraph.tip_effect_fits.parameters IS 'The effects.* parameters in force.';
+COMMENT ON COLUMN ctxgraph.tip_effect_fits.parameters IS 'The effects.* and blame.* parameters in force.';
 COMMENT ON COLUMN ctxgraph.tip_effect_fits.fitted_at IS 'When the fit ran.';
 
 DO $$ BEGIN PERFORM ctxgraph._grant('SELECT ON ctxgraph.tip_effect_fits', '{analyst}'); END $$;
@@ -43,16 +43,15 @@ AS $$
     SELECT (SELECT coalesce(sum(pg_catalog.hashtextextended(s.tip_id || ':' || s.evidence_version, 0)::numeric), 0)
               FROM ctxgraph.tip_stats AS s
              WHERE s.skill = _tip_effects_fingerprint.skill),
-           jsonb_build_object('effects.ridge_lambda', ctxgraph.param('effects.ridge_lambda'),
-                              'effects.bound_z', ctxgraph.param('effects.bound_z'),
-                              'effects.max_component_tips', ctxgraph.param('effects.max_component_tips'),
-                              'effects.max_iterations', ctxgraph.param('effects.max_iterations'),
-                              'effects.max_sweeps', ctxgraph.param('effects.max_sweeps')),
+           -- Every parameter the fit reads: the effects' and the blame model's.
+           (SELECT coalesce(jsonb_object_agg(p.name, p.value ORDER BY p.name), '{}')
+              FROM ctxgraph.parameters AS p
+             WHERE p.name LIKE 'effects.%' OR p.name LIKE 'blame.%'),
            (SELECT max(s.last_retrieved_at) FROM ctxgraph.tip_stats AS s WHERE s.skill = _tip_effects_fingerprint.skill)
 $$;
 
 COMMENT ON FUNCTION ctxgraph._tip_effects_fingerprint(text) IS
-    'Private: the skill''s evidence version, the effects.* parameters and its latest retrieval, which decide whether a fit is current.';
+    'Private: the skill''s evidence version, the effects.* and blame.* parameters and its latest retrieval, which decide whether a fit is current.';
 
 CREATE FUNCTION ctxgraph.ensure_tip_effects(skill text, as_of timestamptz DEFAULT now())
 RETURNS integer

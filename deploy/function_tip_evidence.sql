@@ -22,6 +22,12 @@
 -- latest retrieval; an earlier as_of reads the log up to it, with the same arithmetic. A NULL or
 -- unknown skill, or a NULL as_of, raises (22004, 22023) instead of answering nothing. Same
 -- arguments, same result columns.
+--
+-- It retires on the blame model's misleading_probability (above blame.misleading_above), not on
+-- the effect's upper bound: on the simulator's default world the upper-bound rule found 40% of
+-- the misleading tips at precision 0.76, because every effect's std error stays near the ridge
+-- prior's with a few attempts per tip (docs/simulator.md). eviction.max_effect_upper is read no
+-- more; its row stays, as an upgrade never deletes a row an operator may have set.
 BEGIN;
 
 -- tip_evidence's argument checks: a NULL skill or as_of raises 22004, an unknown skill 22023.
@@ -83,8 +89,8 @@ WITH params AS MATERIALIZED (
            ctxgraph.param('eviction.min_shortfall') AS min_shortfall,
            ctxgraph.param('eviction.min_harm_attempts') AS min_harm,
            ctxgraph.param('eviction.min_harm_excess') AS min_harm_excess,
-           ctxgraph.param('eviction.max_effect_upper') AS max_effect_upper,
-           ctxgraph.param('eviction.effect_z') AS effect_z
+           ctxgraph.param('eviction.effect_z') AS effect_z,
+           ctxgraph.param('blame.misleading_above') AS misleading_above
 ),
 latest AS MATERIALIZED (
     -- The maintained levels hold every scored retrieval: they answer for an instant at or after
@@ -212,6 +218,7 @@ judged AS (
            pt.harm_n / nullif(pt.followed_n, 0) AS harm_share,
            pb.baseline_harm_share,
            fx.effect, fx.effect + params.effect_z * fx.std_error AS effect_upper_bound, fx.co_followed_tips,
+           fx.misleading_probability,
            fx.as_of AS effects_as_of,
            params.*
       FROM ctxgraph.tips AS t
@@ -231,22 +238,22 @@ verdicts AS (
            -- Breaking the system needs less support: eviction.min_harm_attempts followed attempts
            -- that broke it, over eviction.min_runs runs.
            j.harm_n >= j.min_harm AND j.runs >= j.min_runs AS harm_supported,
-           j.effect_upper_bound < j.max_effect_upper AS harmful_when_followed
+           j.misleading_probability > j.misleading_above AS harmful_when_followed
       FROM judged AS j
 )
 SELECT v.tip_id, v.rule_id, v.attempts, v.runs, v.followed_n, v.followed_outcome, v.upper_bound,
        v.baseline_n, v.baseline, v.shortfall, v.harm_n, v.harm_share, v.baseline_harm_share, v.retired,
        CASE
-           -- Retire on the tip's own effect, other tips followed with it and the rule's difficulty
+           -- Retire on the tip's own blame, other tips followed with it and the rule's pass rate
            -- explained away; never on outcomes it merely shared with its neighbours.
            WHEN v.harm_supported AND v.harmful_when_followed THEN
-               format('harm: effect %s (upper bound %s), followed in %s attempts that broke the system%s',
-                      round(v.effect::numeric, 2), round(v.effect_upper_bound::numeric, 2), round(v.harm_n::numeric, 1),
+               format('harm: misleading probability %s (effect %s), followed in %s attempts that broke the system%s',
+                      round(v.misleading_probability::numeric, 2), round(v.effect::numeric, 2), round(v.harm_n::numeric, 1),
                       CASE WHEN v.co_followed_tips > 1
                            THEN format(', always followed together with %s other tips', v.co_followed_tips - 1) ELSE '' END)
            WHEN v.supported AND v.harmful_when_followed THEN
-               format('harmful when followed: effect %s (upper bound %s) over %s attempts, followed in %s%s',
-                      round(v.effect::numeric, 2), round(v.effect_upper_bound::numeric, 2), v.attempts,
+               format('harmful when followed: misleading probability %s (effect %s) over %s attempts, followed in %s%s',
+                      round(v.misleading_probability::numeric, 2), round(v.effect::numeric, 2), v.attempts,
                       round(v.followed_n::numeric, 1),
                       CASE WHEN v.co_followed_tips > 1
                            THEN format(', always followed together with %s other tips', v.co_followed_tips - 1) ELSE '' END)
@@ -257,9 +264,11 @@ SELECT v.tip_id, v.rule_id, v.attempts, v.runs, v.followed_n, v.followed_outcome
 $$;
 
 COMMENT ON FUNCTION ctxgraph.tip_evidence(text, timestamptz) IS
-    'Per tip of a skill, as of an instant: support (attempts, runs, follow-weighted attempts), the follow-weighted outcome against its rules'' baseline, harm, the effect when followed from ctxgraph.tip_effects, and the eviction reason: supported and the effect''s upper bound below eviction.max_effect_upper (NULL otherwise).';
+    'Per tip of a skill, as of an instant: support (attempts, runs, follow-weighted attempts), the follow-weighted outcome against its rules'' baseline, harm, the effect when followed from ctxgraph.tip_effects, and the eviction reason: supported and its misleading_probability above blame.misleading_above (NULL otherwise).';
 
 REVOKE ALL ON FUNCTION ctxgraph.tip_evidence(text, timestamptz) FROM PUBLIC;
+COMMENT ON COLUMN ctxgraph.eviction_candidates.effect IS 'The tip''s effect when followed (ctxgraph.tip_effects), for reading; eviction acts on its misleading_probability.';
+COMMENT ON COLUMN ctxgraph.eviction_candidates.effect_upper_bound IS 'Upper bound of the effect at eviction.effect_z.';
 DO $$ BEGIN PERFORM ctxgraph._grant('EXECUTE ON FUNCTION ctxgraph.tip_evidence(text, timestamptz)', '{writer,ranker,analyst}'); END $$;
 
 

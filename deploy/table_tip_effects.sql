@@ -9,10 +9,31 @@
 -- (effects.max_sweeps), method 'blockwise'. Its effects equal the exact solve's; its std errors
 -- are each block's own (see the function). The design is also built with joins instead of array
 -- searches, which cost the square of the group's size.
+--
+-- The effects explain co-followed neighbours away only as far as a linear (logistic) model can:
+-- when a misleading tip sinks every attempt that follows it, its neighbours' effects are pulled
+-- down with it, and with a few attempts per tip every std error stays near the ridge prior's. So
+-- the fit now also answers the question eviction asks, "does following this tip fail the
+-- attempt?", with a latent-class model (_fit_tip_blame below): tip_effects.misleading_probability.
 BEGIN;
 
 INSERT INTO ctxgraph.parameters (name, value, description) VALUES
-    ('effects.max_sweeps', 200, 'Tip effects: most sweeps over the blocks of a group fitted blockwise (the fit stops earlier when no effect moves by 1e-6).');
+    ('effects.max_sweeps', 200, 'Tip effects: most sweeps over the blocks of a group fitted blockwise (the fit stops earlier when no effect moves by 1e-6).'),
+    ('blame.judge_reliability', 0.9, 'Blame: chance that a judge verdict is right (the chance the script followed a tip the judge says it followed, and ignored one it says it ignored).'),
+    ('blame.embedding_reliability', 0.7, 'Blame: the same for a verdict of the cosine against follow.emb_threshold (the follow probability, when there is one, is used as it is).'),
+    ('blame.misleading_failure', 1.0, 'Blame: chance that following a misleading tip fails the attempt.'),
+    ('blame.unexplained_harm', 0.001, 'Blame: chance that a failure with no misleading tip followed breaks the system (DEF-26 reads a health failure as a tip breaking it, so rare).'),
+    ('blame.prior_misleading', 0.2, 'Blame: prior share of misleading tips, weighing as much as 10 tips; the fit re-estimates the share from it.'),
+    ('blame.misleading_above', 0.5, 'Blame: misleading_probability above which a tip is listed harmful when followed (and, with eviction''s support minimums, retired).'),
+    ('blame.max_block_tips', 10, 'Blame: most tips of one rule whose 2^n combinations are weighed together; a rule with more is split into blocks of this many.'),
+    ('blame.base_rate_points', 10, 'Blame: grid points over which each rule''s unknown pass rate is integrated out.'),
+    ('blame.harm_share_points', 5, 'Blame: grid points over which each rule''s unknown share of misleading-tip failures that break the system is integrated out.'),
+    ('blame.max_sweeps', 100, 'Blame: most sweeps of the fit (it stops earlier when no probability and no fitted share moves by 1e-4).');
+
+ALTER TABLE ctxgraph.tip_effects ADD COLUMN misleading_probability double precision
+    CHECK (misleading_probability BETWEEN 0 AND 1);
+COMMENT ON COLUMN ctxgraph.tip_effects.misleading_probability IS
+    'Posterior probability that following the tip fails the attempt (it is misleading), the other tips followed in the same attempts and the rule''s own pass rate explained away; NULL without evidence. Above blame.misleading_above the tip is harmful when followed.';
 
 ALTER TABLE ctxgraph.tip_effects DROP CONSTRAINT tip_effects_method_check;
 ALTER TABLE ctxgraph.tip_effects ADD CONSTRAINT tip_effects_method_check
@@ -78,6 +99,368 @@ $$;
 COMMENT ON FUNCTION ctxgraph._ridge_step(double precision[], double precision[], integer) IS
     'Private: solves A x = b for a symmetric positive definite A (row-major flat array) by Cholesky.';
 REVOKE ALL ON FUNCTION ctxgraph._ridge_step(double precision[], double precision[], integer) FROM PUBLIC;
+
+-- _fit_tip_blame: which tips fail the attempts that follow them, neighbours explained away.
+--
+-- A latent-class model, fitted by EM. Each tip is misleading or not (prior share pi). An attempt
+-- of rule r passes only if no misleading tip it followed sank it and the rule's own chance let it:
+--
+--     M      = product over the attempt's misleading tips t of (1 - d * f_t)
+--     P(pass)                 = M * q_r
+--     P(health failure)       = (1 - M) * h_r + M * (1 - q_r) * eps
+--     P(clean failure)        = (1 - M) * (1 - h_r) + M * (1 - q_r) * (1 - eps)
+--
+-- f_t is the chance that the script followed t (from the verdict's source and reliability, or the
+-- calibrated follow probability), d the chance that following a misleading tip fails the attempt
+-- (blame.misleading_failure), q_r the rule's base pass rate (a uniform prior on a grid of
+-- blame.base_rate_points values, integrated out), h_r the share of the rule's failures by a
+-- misleading tip that break the system (uniform on a grid of blame.harm_share_points values,
+-- integrated out with q_r: one skill may hold tips that break the system and tips that only fail
+-- the check, so no share is assumed for all) and eps the share of other failures that do
+-- (blame.unexplained_harm: DEF-26 reads a health failure as a tip breaking the system; fitted
+-- freely, eps absorbs the health failures whose misleading tip the judge missed and shields that
+-- tip). pi, the share of misleading tips, is fitted. Tips with the same follow chances in the same attempts cannot be told apart by
+-- any evidence: they are one unknown, misleading together or not (like the effects' columns).
+--
+-- The posterior is computed exactly per block: a rule's tips (each tip belongs to the rule it was
+-- retrieved for most often), all 2^n subsets of misleading tips with the base-rate grid, so tips
+-- followed together compete to explain a failure and a tip followed alone in a failing attempt
+-- takes the blame that its neighbours shed. Tips of other rules retrieved in the same attempts
+-- enter with their current posterior (a product of expected factors), and blocks are swept until
+-- no posterior moves. A rule with more than blame.max_block_tips tips is split into blocks of at
+-- most that many, each exact given the others (method 'partitioned').
+CREATE FUNCTION ctxgraph._fit_tip_blame(skill text, as_of timestamptz)
+RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, ctxgraph, pg_temp
+SET jit = off
+AS $$
+#variable_conflict use_column
+DECLARE
+    judge_reliability     double precision := ctxgraph.param('blame.judge_reliability');
+    embedding_reliability double precision := ctxgraph.param('blame.embedding_reliability');
+    failure               double precision := ctxgraph.param('blame.misleading_failure');
+    prior_share           double precision := ctxgraph.param('blame.prior_misleading');
+    max_block             integer := ctxgraph.param('blame.max_block_tips')::integer;
+    points                integer := ctxgraph.param('blame.base_rate_points')::integer;
+    harm_points           integer := ctxgraph.param('blame.harm_share_points')::integer;
+    max_sweeps            integer := ctxgraph.param('blame.max_sweeps')::integer;
+    -- Tips and blocks. A block's tips are contiguous in tip order.
+    tip_ids     bigint[];
+    tip_block   integer[];
+    tip_bit     integer[];
+    q           double precision[];
+    block_rule  integer[];
+    block_first integer[];   -- first tip index of the block
+    block_size  integer[];
+    -- Attempts, their units (tip index, follow chance) contiguous, and each block's attempts.
+    att_rule    integer[];
+    att_outcome integer[];   -- 0 pass, 1 clean failure, 2 health failure
+    unit_start  integer[];
+    unit_tip    integer[];
+    unit_f      double precision[];
+    batt_start  integer[];
+    batt        integer[];
+    base        double precision[];   -- posterior mean pass rate per rule
+    -- The (pass rate, harm share) grid, one cell per pair.
+    cells       integer;
+    cell_g      double precision[];
+    cell_h      double precision[];
+    cell_log_g  double precision[];
+    n_tips      integer;
+    n_blocks    integer;
+    pi          double precision;
+    -- A failure of another rule's attempt is weighed at an even harm share.
+    h           double precision := 0.5;
+    eps         double precision := ctxgraph.param('blame.unexplained_harm');
+    -- Work arrays of one block.
+    n           integer;
+    n_sets      integer;
+    ll          double precision[];   -- per (set, grid point), failures of the block's rule
+    ll_set      double precision[];   -- per set, terms that do not depend on the grid
+    passes_own  integer;
+    bits        integer[] := '{}';
+    logs        double precision[] := '{}';
+    k           integer;
+    out_log     double precision;
+    lm          double precision;
+    m           double precision;
+    g           double precision;
+    v           double precision;
+    top         double precision;
+    total       double precision;
+    wt          double precision;
+    own         boolean;
+    summary     jsonb;
+    change      double precision;
+    new_q       double precision[];
+    new_base    double precision;
+    sweep       integer := 0;
+    converged   boolean := false;
+    b           integer;
+    a           integer;
+    i           integer;
+    j           integer;
+    s           integer;
+    x           integer;
+    u           integer;
+    t           integer;
+    partitioned boolean;
+BEGIN
+    IF judge_reliability NOT BETWEEN 0.5 AND 1 OR embedding_reliability NOT BETWEEN 0.5 AND 1
+       OR failure NOT BETWEEN 0 AND 1 OR prior_share <= 0 OR prior_share >= 1
+       OR eps NOT BETWEEN 0 AND 1 OR max_block NOT BETWEEN 1 AND 16 OR points < 1 OR harm_points < 1 OR max_sweeps < 1 THEN
+        RAISE EXCEPTION 'ctxgraph: blame.* parameters out of range (reliabilities in [0.5, 1], misleading_failure and unexplained_harm in [0, 1], prior_misleading in (0, 1), max_block_tips in [1, 16], base_rate_points, harm_share_points and max_sweeps at least 1)'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    pi := prior_share;
+
+    -- One unit per (tip, attempt) with a known outcome: the chance that the script followed the
+    -- tip, from the source of its verdict. Chances are kept inside [0.01, 0.99]: no single verdict
+    -- is certain.
+    DROP TABLE IF EXISTS pg_temp.blame_units;
+    CREATE TEMP TABLE blame_units ON COMMIT DROP AS
+    SELECT sr.tip_id, sr.attempt_key, min(sr.rule_id) AS rule_id,
+           least(greatest(avg(CASE sr.follow_source
+                                  WHEN 'judge' THEN CASE WHEN sr.followed THEN judge_reliability ELSE 1 - judge_reliability END
+                                  WHEN 'signal' THEN sr.follow_probability
+                                  WHEN 'embedding' THEN CASE WHEN sr.followed THEN embedding_reliability ELSE 1 - embedding_reliability END
+                                  ELSE 0.5
+                              END), 0.01), 0.99) AS f
+      FROM ctxgraph.scored_retrievals AS sr
+     WHERE sr.skill = _fit_tip_blame.skill AND sr.retrieved_at <= _fit_tip_blame.as_of AND sr.credit IS NOT NULL
+     GROUP BY sr.tip_id, sr.attempt_key;
+    -- Tips with identical units are one unknown: only the representative (smallest id) is fitted.
+    DROP TABLE IF EXISTS pg_temp.blame_members;
+    CREATE TEMP TABLE blame_members ON COMMIT DROP AS
+    SELECT c.tip_id, min(c.tip_id) OVER (PARTITION BY c.signature) AS representative
+      FROM (SELECT bu.tip_id, md5(string_agg(bu.attempt_key || ':' || bu.f, ',' ORDER BY bu.attempt_key)) AS signature
+              FROM blame_units AS bu GROUP BY bu.tip_id) AS c;
+    DELETE FROM blame_units AS bu
+     USING blame_members AS bm WHERE bm.tip_id = bu.tip_id AND bm.representative <> bm.tip_id;
+    DROP TABLE IF EXISTS pg_temp.blame_attempts;
+    CREATE TEMP TABLE blame_attempts ON COMMIT DROP AS
+    SELECT sr.attempt_key, min(sr.rule_id) AS rule_id,
+           CASE WHEN bool_or(sr.harmful) THEN 2 WHEN avg(sr.credit) > 0 THEN 0 ELSE 1 END AS outcome
+      FROM ctxgraph.scored_retrievals AS sr
+     WHERE sr.skill = _fit_tip_blame.skill AND sr.retrieved_at <= _fit_tip_blame.as_of AND sr.credit IS NOT NULL
+     GROUP BY sr.attempt_key;
+    DROP TABLE IF EXISTS pg_temp.blame_rules;
+    CREATE TEMP TABLE blame_rules ON COMMIT DROP AS
+    SELECT ra.rule_id, row_number() OVER (ORDER BY ra.rule_id)::integer AS idx
+      FROM (SELECT DISTINCT ba.rule_id FROM blame_attempts AS ba) AS ra;
+    -- A tip's home is the rule it was retrieved for most often (then the smallest rule id); its
+    -- place is its rank among the home rule's tips, cut into blocks of max_block.
+    DROP TABLE IF EXISTS pg_temp.blame_tips;
+    CREATE TEMP TABLE blame_tips ON COMMIT DROP AS
+    SELECT h.tip_id, h.rule_idx,
+           (row_number() OVER (PARTITION BY h.rule_idx ORDER BY h.tip_id) - 1)::integer AS place
+      FROM (SELECT DISTINCT ON (c.tip_id) c.tip_id, br.idx AS rule_idx
+              FROM (SELECT bu.tip_id, bu.rule_id, count(*) AS n FROM blame_units AS bu GROUP BY bu.tip_id, bu.rule_id) AS c
+              JOIN blame_rules AS br ON br.rule_id = c.rule_id
+             ORDER BY c.tip_id, c.n DESC, c.rule_id) AS h;
+    -- Blocks: every rule has at least one (a rule without tips of its own still fits its base
+    -- rate); a rule's tips fill blocks of max_block in place order.
+    DROP TABLE IF EXISTS pg_temp.blame_blocks;
+    CREATE TEMP TABLE blame_blocks ON COMMIT DROP AS
+    SELECT br.idx AS rule_idx, c.chunk,
+           row_number() OVER (ORDER BY br.idx, c.chunk)::integer AS block
+      FROM blame_rules AS br
+      CROSS JOIN LATERAL generate_series(0, greatest((SELECT count(*) FROM blame_tips AS bt WHERE bt.rule_idx = br.idx) - 1, 0) / max_block) AS c (chunk);
+    DROP TABLE IF EXISTS pg_temp.blame_tip_order;
+    CREATE TEMP TABLE blame_tip_order ON COMMIT DROP AS
+    SELECT bt.tip_id, bb.block, bt.place % max_block AS bit,
+           row_number() OVER (ORDER BY bb.block, bt.place)::integer AS idx
+      FROM blame_tips AS bt
+      JOIN blame_blocks AS bb ON bb.rule_idx = bt.rule_idx AND bb.chunk = bt.place / max_block;
+
+    SELECT coalesce(array_agg(o.tip_id ORDER BY o.idx), '{}'), coalesce(array_agg(o.block ORDER BY o.idx), '{}'),
+           coalesce(array_agg(o.bit ORDER BY o.idx), '{}')
+      INTO tip_ids, tip_block, tip_bit
+      FROM blame_tip_order AS o;
+    n_tips := cardinality(tip_ids);
+    IF n_tips = 0 THEN
+        RETURN jsonb_build_object('tips', 0, 'converged', true);
+    END IF;
+    SELECT array_agg(bb.rule_idx ORDER BY bb.block),
+           array_agg(coalesce(f.first_idx, 0) ORDER BY bb.block),
+           array_agg(coalesce(f.n, 0)::integer ORDER BY bb.block)
+      INTO block_rule, block_first, block_size
+      FROM blame_blocks AS bb
+      LEFT JOIN (SELECT o.block, min(o.idx) AS first_idx, count(*) AS n FROM blame_tip_order AS o GROUP BY o.block) AS f
+        ON f.block = bb.block;
+    n_blocks := cardinality(block_rule);
+    partitioned := EXISTS (SELECT 1 FROM blame_blocks AS bb WHERE bb.chunk > 0);
+
+    -- Attempts in rule order, each with its units.
+    DROP TABLE IF EXISTS pg_temp.blame_attempt_order;
+    CREATE TEMP TABLE blame_attempt_order ON COMMIT DROP AS
+    SELECT ba.attempt_key, br.idx AS rule_idx, ba.outcome,
+           row_number() OVER (ORDER BY br.idx, ba.attempt_key)::integer AS idx
+      FROM blame_attempts AS ba JOIN blame_rules AS br ON br.rule_id = ba.rule_id;
+    SELECT array_agg(ao.rule_idx ORDER BY ao.idx), array_agg(ao.outcome ORDER BY ao.idx)
+      INTO att_rule, att_outcome
+      FROM blame_attempt_order AS ao;
+    SELECT array_agg(o.idx ORDER BY ao.idx, o.idx), array_agg(bu.f ORDER BY ao.idx, o.idx)
+      INTO unit_tip, unit_f
+      FROM blame_units AS bu
+      JOIN blame_attempt_order AS ao ON ao.attempt_key = bu.attempt_key
+      JOIN blame_tip_order AS o ON o.tip_id = bu.tip_id;
+    unit_start := ARRAY(SELECT 1 + coalesce(sum(c.n) OVER (ORDER BY c.idx ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::integer
+                          FROM (SELECT ao.idx, count(bu.tip_id) AS n
+                                  FROM blame_attempt_order AS ao
+                                  LEFT JOIN blame_units AS bu ON bu.attempt_key = ao.attempt_key
+                                 GROUP BY ao.idx) AS c ORDER BY c.idx)
+                  || (cardinality(unit_tip) + 1);
+    -- Each block's attempts: those of its rule and those elsewhere that retrieved one of its tips.
+    DROP TABLE IF EXISTS pg_temp.blame_block_attempts;
+    CREATE TEMP TABLE blame_block_attempts ON COMMIT DROP AS
+    SELECT bb.block, ao.idx AS att FROM blame_blocks AS bb JOIN blame_attempt_order AS ao ON ao.rule_idx = bb.rule_idx
+    UNION
+    SELECT o.block, ao.idx FROM blame_units AS bu
+      JOIN blame_tip_order AS o ON o.tip_id = bu.tip_id
+      JOIN blame_attempt_order AS ao ON ao.attempt_key = bu.attempt_key;
+    SELECT array_agg(x.att ORDER BY x.block, x.att) INTO batt FROM blame_block_attempts AS x;
+    batt_start := ARRAY(SELECT 1 + coalesce(sum(c.n) OVER (ORDER BY c.block ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::integer
+                          FROM (SELECT bb.block, count(x.att) AS n
+                                  FROM blame_blocks AS bb LEFT JOIN blame_block_attempts AS x ON x.block = bb.block
+                                 GROUP BY bb.block) AS c ORDER BY c.block)
+                  || (cardinality(batt) + 1);
+
+    SELECT array_agg((gp - 0.5) / points ORDER BY gp, hp), array_agg((hp - 0.5) / harm_points ORDER BY gp, hp),
+           array_agg(ln((gp - 0.5) / points) ORDER BY gp, hp)
+      INTO cell_g, cell_h, cell_log_g
+      FROM generate_series(1, points) AS gp, generate_series(1, harm_points) AS hp;
+    cells := points * harm_points;
+    q := array_fill(pi, ARRAY[n_tips]);
+    base := array_fill(0.5::double precision, ARRAY[cardinality(ARRAY(SELECT 1 FROM blame_rules))]);
+
+    LOOP
+        sweep := sweep + 1;
+        change := 0;
+        FOR b IN 1 .. n_blocks LOOP
+            n := block_size[b];
+            n_sets := 1 << n;
+            ll := array_fill(0.0::double precision, ARRAY[n_sets * cells]);
+            ll_set := array_fill(0.0::double precision, ARRAY[n_sets]);
+            passes_own := 0;
+            -- The likelihood of every (subset, grid point).
+            FOR x IN batt_start[b] .. batt_start[b + 1] - 1 LOOP
+                a := batt[x];
+                own := att_rule[a] = block_rule[b];
+                k := 0;
+                out_log := 0;
+                FOR u IN unit_start[a] .. unit_start[a + 1] - 1 LOOP
+                    t := unit_tip[u];
+                    IF tip_block[t] = b THEN
+                        k := k + 1;
+                        bits[k] := tip_bit[t];
+                        logs[k] := ln(1 - failure * unit_f[u] + 1e-300);
+                    ELSE
+                        out_log := out_log + ln(1 - failure * unit_f[u] * q[t] + 1e-300);
+                    END IF;
+                END LOOP;
+                IF own AND att_outcome[a] = 0 THEN
+                    passes_own := passes_own + 1;
+                END IF;
+                FOR s IN 0 .. n_sets - 1 LOOP
+                    lm := out_log;
+                    FOR j IN 1 .. k LOOP
+                        IF (s >> bits[j]) & 1 = 1 THEN
+                            lm := lm + logs[j];
+                        END IF;
+                    END LOOP;
+                    IF att_outcome[a] = 0 THEN
+                        -- A pass: M * q, whose q part is passes_own * ln(grid) for the own rule.
+                        ll_set[s + 1] := ll_set[s + 1] + lm + CASE WHEN own THEN 0 ELSE ln(base[att_rule[a]]) END;
+                        CONTINUE;
+                    END IF;
+                    m := exp(lm);
+                    IF own THEN
+                        FOR i IN 1 .. cells LOOP
+                            g := cell_g[i];
+                            ll[s * cells + i] := ll[s * cells + i] + ln(
+                                CASE WHEN att_outcome[a] = 2 THEN (1 - m) * cell_h[i] + m * (1 - g) * eps
+                                     ELSE (1 - m) * (1 - cell_h[i]) + m * (1 - g) * (1 - eps) END + 1e-300);
+                        END LOOP;
+                    ELSE
+                        g := base[att_rule[a]];
+                        ll_set[s + 1] := ll_set[s + 1] + ln(
+                            CASE WHEN att_outcome[a] = 2 THEN (1 - m) * h + m * (1 - g) * eps
+                                 ELSE (1 - m) * (1 - h) + m * (1 - g) * (1 - eps) END + 1e-300);
+                    END IF;
+                END LOOP;
+            END LOOP;
+            -- Log posterior, then weights normalised from the largest.
+            top := '-Infinity';
+            FOR s IN 0 .. n_sets - 1 LOOP
+                v := 0;
+                FOR j IN 0 .. n - 1 LOOP
+                    v := v + CASE WHEN (s >> j) & 1 = 1 THEN ln(pi) ELSE ln(1 - pi) END;
+                END LOOP;
+                FOR i IN 1 .. cells LOOP
+                    ll[s * cells + i] := ll[s * cells + i] + ll_set[s + 1] + v + passes_own * cell_log_g[i];
+                    top := greatest(top, ll[s * cells + i]);
+                END LOOP;
+            END LOOP;
+            total := 0;
+            FOR x IN 1 .. n_sets * cells LOOP
+                ll[x] := exp(ll[x] - top);
+                total := total + ll[x];
+            END LOOP;
+            new_q := array_fill(0.0::double precision, ARRAY[greatest(n, 1)]);
+            new_base := 0;
+            FOR s IN 0 .. n_sets - 1 LOOP
+                FOR i IN 1 .. cells LOOP
+                    wt := ll[s * cells + i] / total;
+                    new_base := new_base + wt * cell_g[i];
+                    FOR j IN 0 .. n - 1 LOOP
+                        IF (s >> j) & 1 = 1 THEN
+                            new_q[j + 1] := new_q[j + 1] + wt;
+                        END IF;
+                    END LOOP;
+                END LOOP;
+            END LOOP;
+            FOR j IN 1 .. n LOOP
+                change := greatest(change, abs(new_q[j] - q[block_first[b] + j - 1]));
+                q[block_first[b] + j - 1] := new_q[j];
+            END LOOP;
+            base[block_rule[b]] := new_base;
+        END LOOP;
+        -- M-step. pi is drawn towards blame.prior_misleading as if 10 more tips had that share (a
+        -- skill with a handful of tips keeps the prior) and stays at most 0.5, so that
+        -- "misleading" keeps its meaning.
+        v := pi;
+        pi := least(greatest((coalesce((SELECT sum(z) FROM unnest(q) AS z), 0) + 10 * prior_share) / (n_tips + 10), 0.001), 0.5);
+        change := greatest(change, abs(pi - v));
+        converged := change < 1e-4;
+        EXIT WHEN converged OR sweep >= max_sweeps;
+    END LOOP;
+    IF NOT converged THEN
+        RAISE NOTICE 'ctxgraph: the blame fit of % did not settle in blame.max_sweeps (%) sweeps (last change %)',
+            skill, max_sweeps, change;
+    END IF;
+
+    summary := jsonb_build_object('blame.judge_reliability', judge_reliability, 'blame.embedding_reliability', embedding_reliability,
+                                  'blame.misleading_failure', failure, 'blame.unexplained_harm', eps,
+                                  'blame.prior_misleading', prior_share, 'blame.max_block_tips', max_block,
+                                  'blame.base_rate_points', points, 'blame.harm_share_points', harm_points,
+                                  'blame.max_sweeps', max_sweeps,
+                                  'blame_method', CASE WHEN partitioned THEN 'partitioned' ELSE 'exact' END,
+                                  'blame_sweeps', sweep, 'blame_converged', converged,
+                                  'fitted_misleading_share', round(pi::numeric, 6));
+    UPDATE ctxgraph.tip_effects AS e
+       SET misleading_probability = o.q, parameters = e.parameters || summary
+      FROM blame_members AS bm
+      JOIN unnest(tip_ids, q) AS o (tip_id, q) ON o.tip_id = bm.representative
+     WHERE e.skill = _fit_tip_blame.skill AND e.tip_id = bm.tip_id;
+    RETURN summary;
+END
+$$;
+
+COMMENT ON FUNCTION ctxgraph._fit_tip_blame(text, timestamptz) IS
+    'Private: fits ctxgraph.tip_effects.misleading_probability for a skill from its scored retrievals up to as_of (latent-class blame, EM); returns the fit''s summary.';
+REVOKE ALL ON FUNCTION ctxgraph._fit_tip_blame(text, timestamptz) FROM PUBLIC;
 
 CREATE OR REPLACE FUNCTION ctxgraph.refresh_tip_effects(skill text, as_of timestamptz DEFAULT now())
 RETURNS integer
@@ -438,11 +821,12 @@ BEGIN
       LEFT JOIN (SELECT u.tip_id, count(*) AS attempts, sum(u.w) AS followed
                    FROM effect_units AS u GROUP BY u.tip_id) AS support ON support.tip_id = c.representative
      WHERE t.skill = refresh_tip_effects.skill;
+    PERFORM ctxgraph._fit_tip_blame(refresh_tip_effects.skill, refresh_tip_effects.as_of);
     RETURN (SELECT count(*) FROM effect_columns);
 END
 $$;
 
 COMMENT ON FUNCTION ctxgraph.refresh_tip_effects(text, timestamptz) IS
-    'Refits ctxgraph.tip_effects for a skill from its scored retrievals up to as_of (penalised logistic regression of the attempt''s graded outcome on the follow weights of its tips, with rule intercepts; large groups blockwise); returns the tips with evidence.';
+    'Refits ctxgraph.tip_effects for a skill from its scored retrievals up to as_of (penalised logistic regression of the attempt''s graded outcome on the follow weights of its tips, with rule intercepts, large groups blockwise; and the latent-class misleading_probability); returns the tips with evidence.';
 
 COMMIT;

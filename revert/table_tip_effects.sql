@@ -2,8 +2,14 @@
 
 -- Back to @v0.5.0: a group larger than effects.max_component_tips is left unfitted again. Rows the
 -- blockwise fit wrote become what @v0.5.0 would have written for them ('not_fitted', no effect),
--- and refresh_tip_effects takes its @v0.5.0 body.
+-- and refresh_tip_effects takes its @v0.5.0 body; misleading_probability, its fit and the blame.*
+-- parameters are dropped.
 BEGIN;
+
+-- The blame fit goes with its column and parameters.
+DROP FUNCTION ctxgraph._fit_tip_blame(text, timestamptz);
+ALTER TABLE ctxgraph.tip_effects DROP COLUMN misleading_probability;
+DELETE FROM ctxgraph.parameters WHERE name LIKE 'blame.%';
 
 UPDATE ctxgraph.tip_effects
    SET effect = NULL, std_error = NULL, lower_bound = NULL, upper_bound = NULL, method = 'not_fitted'

@@ -32,11 +32,12 @@ BEGIN
     END LOOP;
     PERFORM ctxgraph.refresh_tip_effects('stig', '2026-01-02');
     SELECT * INTO e FROM ctxgraph.tip_effects WHERE skill = 'stig' AND tip_id = tip_a;
-    IF NOT (e.effect < 0 AND e.upper_bound < e.effect + 1e-9 + e.std_error * 10 AND e.attempts = 8 AND e.method = 'exact') THEN
+    IF NOT (e.effect < 0 AND e.upper_bound < e.effect + 1e-9 + e.std_error * 10 AND e.attempts = 8 AND e.method = 'exact'
+            AND e.misleading_probability > 0.5) THEN
         RAISE EXCEPTION 'verify: tip A %', row_to_json(e);
     END IF;
     SELECT * INTO e FROM ctxgraph.tip_effects WHERE skill = 'stig' AND tip_id = tip_b;
-    IF abs(e.effect) > 0.01 THEN
+    IF abs(e.effect) > 0.01 OR e.misleading_probability > 0.1 THEN
         RAISE EXCEPTION 'verify: tip B, followed in every attempt, was given an effect %', row_to_json(e);
     END IF;
     RAISE EXCEPTION USING ERRCODE = 'P0004', MESSAGE = 'rollback';
@@ -86,3 +87,6 @@ SELECT 1 / (count(*) = 1)::int FROM ctxgraph.parameters WHERE name = 'effects.ma
 -- _ridge_step on the same 2 x 2 system: x = [1, 1].
 SELECT 1 / (abs(x[1] - 1) < 1e-12 AND abs(x[2] - 1) < 1e-12)::int
   FROM ctxgraph._ridge_step(ARRAY[2, 1, 1, 2]::float8[], ARRAY[3, 3]::float8[], 2) AS x;
+SELECT misleading_probability FROM ctxgraph.tip_effects WHERE FALSE;
+SELECT 1 / (count(*) = 10)::int FROM ctxgraph.parameters WHERE name LIKE 'blame.%';
+SELECT 1 / (NOT has_function_privilege('ctxgraph_scorer', 'ctxgraph._fit_tip_blame(text, timestamptz)', 'EXECUTE'))::int;

@@ -1,0 +1,151 @@
+-- The blame model (tip_effects.misleading_probability, fitted by refresh_tip_effects) on small
+-- worlds whose answers a reader can check: one tip by hand (exact numbers, one sweep, the rule's
+-- pass rate fixed at 0.5), a misleading tip retrieved and followed beside a helpful one (only the
+-- misleading one is blamed), a rule that fails for everyone (nothing is blamed), two tips always
+-- followed together (one shared probability), and what eviction and harmful_when_followed do with
+-- it. Every attempt is a first try in a run of its own, so a pass is 1.0. The blame model fits one
+-- harm share per skill (how often a misleading tip's failure breaks the system), so the worlds
+-- whose failures are clean live in cve and those whose failures broke the system in stig.
+BEGIN;
+SELECT plan(17);
+
+CREATE FUNCTION pg_temp.attempt(skill text, run_id text, rule_id text, tips bigint[], followed bigint[], passed boolean,
+                                failure text DEFAULT 'clean_failure')
+RETURNS bigint LANGUAGE plpgsql AS $$
+DECLARE
+    a bigint;
+BEGIN
+    a := tests.make_attempt_with_retrievals(skill, run_id, rule_id, 1, tips, passed,
+                                            CASE WHEN NOT passed THEN failure END, '2026-11-20 10:00+00');
+    UPDATE ctxgraph.tip_retrievals AS r SET tip_followed_llm = (r.tip_id = ANY (followed))
+     WHERE r.skill = attempt.skill AND r.attempt_id = a;
+    RETURN a;
+END
+$$;
+
+CREATE FUNCTION pg_temp.blame(tip bigint) RETURNS double precision LANGUAGE sql AS $$
+    SELECT e.misleading_probability FROM ctxgraph.tip_effects AS e WHERE e.tip_id = tip
+$$;
+
+-- ---------------------------------------------------------------------------------------------
+-- By hand (2). One sweep (blame.max_sweeps 1) starts from pi 0.2, eps 0.001; one grid point
+-- each fixes the rule's pass rate and its harm share h at 0.5. A judge verdict is right 9 times in 10, so a tip
+-- judged followed was followed with chance 0.9, one judged ignored with 0.1.
+-- Tip A: followed in two clean failures, ignored in two passes.
+--   not misleading: passes 0.5 * 0.5, failures (0.5 * 0.999)^2                       = 0.0623750625
+--   misleading:     passes (0.9 * 0.5)^2, failures (0.9 * 0.5 + 0.1 * 0.5 * 0.999)^2 = 0.0506148755
+--   P(misleading) = 0.2 * 0.0506148755 / (0.2 * 0.0506148755 + 0.8 * 0.0623750625) = 0.168652:
+--   clean failures are what a rule passing half the time gives anyway.
+-- Tip B: the same, but the failures broke the system: (0.5 * 0.001)^2 against
+--   (0.9 * 0.5 + 0.1 * 0.5 * 0.001)^2, so P(misleading) = 0.999994.
+-- ---------------------------------------------------------------------------------------------
+UPDATE ctxgraph.parameters SET value = 1 WHERE name IN ('blame.base_rate_points', 'blame.harm_share_points', 'blame.max_sweeps');
+SELECT tests.make_tip('stig', 'R-hand-a', 'tip A') AS a \gset
+SELECT tests.make_tip('stig', 'R-hand-b', 'tip B') AS b \gset
+SELECT pg_temp.attempt('stig', 'hand-' || g, 'R-hand-a', ARRAY[:a]::bigint[],
+                       CASE WHEN g <= 2 THEN ARRAY[:a]::bigint[] ELSE '{}' END, g > 2)
+  FROM generate_series(1, 4) AS g;
+SELECT pg_temp.attempt('stig', 'hand-' || g, 'R-hand-b', ARRAY[:b]::bigint[],
+                       CASE WHEN g <= 2 THEN ARRAY[:b]::bigint[] ELSE '{}' END, g > 2, 'health_failure')
+  FROM generate_series(1, 4) AS g;
+SELECT ctxgraph.refresh_tip_effects('stig', '2026-12-01');
+SELECT is(round(pg_temp.blame(:a)::numeric, 6), 0.168652, 'by hand: A, followed in two clean failures, 0.168652');
+SELECT is(round(pg_temp.blame(:b)::numeric, 6), 0.999994, 'by hand: B, followed in two health failures, 0.999994');
+UPDATE ctxgraph.parameters SET value = 10 WHERE name = 'blame.base_rate_points';
+UPDATE ctxgraph.parameters SET value = 5 WHERE name = 'blame.harm_share_points';
+UPDATE ctxgraph.parameters SET value = 100 WHERE name = 'blame.max_sweeps';
+
+-- ---------------------------------------------------------------------------------------------
+-- Followed together (4), in cve. Rule R-pair retrieves M and H in all 12 attempts; H is followed in every
+-- one, M in the even ones, which all fail; the odd ones pass. Outcome-only credit gives both the
+-- same 50%; the effects already separate them; the blame puts the failures on M alone, since H
+-- was followed in every pass.
+-- ---------------------------------------------------------------------------------------------
+SELECT tests.make_tip('cve', 'R-pair', 'tip M') AS m \gset
+SELECT tests.make_tip('cve', 'R-pair', 'tip H') AS h \gset
+SELECT pg_temp.attempt('cve', 'pair-' || g, 'R-pair', ARRAY[:m, :h]::bigint[],
+                       CASE WHEN g % 2 = 0 THEN ARRAY[:m, :h]::bigint[] ELSE ARRAY[:h]::bigint[] END, g % 2 = 1)
+  FROM generate_series(1, 12) AS g;
+
+-- ---------------------------------------------------------------------------------------------
+-- A rule that fails for everyone (R-hard, in cve): C followed in even attempts, D in every third,
+-- E in every fifth, none of them in attempts 1 and 7; all ten fail cleanly, whoever was followed.
+-- The rule's own pass rate explains every failure: nobody is blamed.
+-- ---------------------------------------------------------------------------------------------
+SELECT tests.make_tip('cve', 'R-hard', 'tip C') AS c \gset
+SELECT tests.make_tip('cve', 'R-hard', 'tip D') AS d \gset
+SELECT tests.make_tip('cve', 'R-hard', 'tip E') AS e \gset
+SELECT pg_temp.attempt('cve', 'hard-' || g, 'R-hard', ARRAY[:c, :d, :e]::bigint[],
+                       CASE WHEN g % 2 = 0 THEN ARRAY[:c]::bigint[] ELSE '{}' END
+                       || CASE WHEN g % 3 = 0 THEN ARRAY[:d]::bigint[] ELSE '{}' END
+                       || CASE WHEN g % 5 = 0 THEN ARRAY[:e]::bigint[] ELSE '{}' END, false)
+  FROM generate_series(1, 10) AS g;
+
+-- ---------------------------------------------------------------------------------------------
+-- Always followed together (R-same, in stig): S1 and S2 retrieved and followed in the same attempts, which
+-- broke the system; the attempts that ignored both passed. No evidence can tell them apart.
+-- ---------------------------------------------------------------------------------------------
+SELECT tests.make_tip('stig', 'R-same', 'tip S1') AS s1 \gset
+SELECT tests.make_tip('stig', 'R-same', 'tip S2') AS s2 \gset
+SELECT pg_temp.attempt('stig', 'same-' || g, 'R-same', ARRAY[:s1, :s2]::bigint[],
+                       CASE WHEN g % 2 = 0 THEN ARRAY[:s1, :s2]::bigint[] ELSE '{}' END, g % 2 = 1, 'health_failure')
+  FROM generate_series(1, 8) AS g;
+
+SELECT ctxgraph.refresh_tip_effects('stig', '2026-12-01');
+SELECT ctxgraph.refresh_tip_effects('cve', '2026-12-01');
+
+SELECT is((SELECT outcome_hit_rate FROM cve.tip_hit_rates WHERE tip_id = :m),
+          (SELECT outcome_hit_rate FROM cve.tip_hit_rates WHERE tip_id = :h),
+          'outcome-only credit cannot tell M from H (0.5 each)');
+SELECT cmp_ok(pg_temp.blame(:m), '>', 0.9::double precision, 'M, followed in every failure, is blamed');
+SELECT cmp_ok(pg_temp.blame(:h), '<', 0.05::double precision, 'H, followed in every failure beside M and in every pass, is not');
+SELECT ok((SELECT parameters ? 'fitted_misleading_share' AND parameters ->> 'blame_method' = 'exact'
+                  AND (parameters ->> 'blame_converged')::boolean
+             FROM ctxgraph.tip_effects WHERE tip_id = :m),
+          'the fit records its method, that it settled, and the shares it fitted');
+
+SELECT ok(pg_temp.blame(:c) < 0.5 AND pg_temp.blame(:d) < 0.5 AND pg_temp.blame(:e) < 0.5,
+          'a rule that fails for everyone: none of C, D, E is blamed');
+SELECT cmp_ok(pg_temp.blame(:c), '<', pg_temp.blame(:m) - 0.5,
+              'C, followed in five failures as M in six, is blamed far less: its rule fails without it too');
+
+SELECT is(pg_temp.blame(:s1), pg_temp.blame(:s2), 'S1 and S2, never apart, share one probability');
+SELECT cmp_ok(pg_temp.blame(:s1), '>', 0.9::double precision, 'and it is high: the attempts following them broke the system');
+
+-- ---------------------------------------------------------------------------------------------
+-- What consumers do with it (7).
+-- ---------------------------------------------------------------------------------------------
+-- A is listed too: with the pass rate and harm share no longer fixed, failing whenever followed
+-- and passing whenever ignored makes it more likely misleading than not (0.56); eviction waits for
+-- more support (followed in 2 attempts, eviction.min_followed_attempts is 3).
+SELECT set_eq($$SELECT tip_id FROM ctxgraph.harmful_when_followed$$,
+              format('VALUES (%s::bigint), (%s), (%s), (%s), (%s)', :a, :b, :m, :s1, :s2),
+              'harmful_when_followed lists A, B, M, S1 and S2: the tips blamed above blame.misleading_above');
+SELECT set_eq($$SELECT tip_id, split_part(reason, ':', 1) FROM ctxgraph.evict_tips('stig', '2026-12-01', true)
+                UNION ALL
+                SELECT tip_id, split_part(reason, ':', 1) FROM ctxgraph.evict_tips('cve', '2026-12-01', true)$$,
+              format($$VALUES (%s::bigint, 'harm'), (%s, 'harmful when followed'), (%s, 'harm'), (%s, 'harm')$$,
+                     :b, :m, :s1, :s2),
+              'evict_tips proposes B, S1, S2 for harm and M (no health failure) as harmful when followed, not A (too little support)');
+SELECT matches((SELECT reason FROM ctxgraph.tip_evidence('cve', '2026-12-01') WHERE tip_id = :m),
+               '^harmful when followed: misleading probability 0\.9[0-9] \(effect -[0-9.]+\) over 12 attempts, followed in 6\.0$',
+               'M''s reason gives its misleading probability, its effect and its support');
+SELECT matches((SELECT reason FROM ctxgraph.tip_evidence('stig', '2026-12-01') WHERE tip_id = :s1),
+               ', always followed together with 1 other tips$', 'S1''s reason says it was always followed with another tip');
+SELECT is_empty(format($$SELECT tip_id FROM ctxgraph.evict_tips('stig', '2026-12-01', true) WHERE tip_id = %s
+                         UNION ALL
+                         SELECT tip_id FROM ctxgraph.evict_tips('cve', '2026-12-01', true) WHERE tip_id IN (%s, %s, %s, %s)$$,
+                       :a, :h, :c, :d, :e),
+                'A, H, C, D and E are not proposed');
+UPDATE ctxgraph.parameters SET value = 0.999 WHERE name = 'blame.misleading_above';
+SELECT set_eq($$SELECT tip_id FROM ctxgraph.harmful_when_followed$$,
+              format('VALUES (%s::bigint), (%s), (%s)', :b, :s1, :s2),
+              'a stricter blame.misleading_above lists fewer: B, S1 and S2 (M, on clean failures only, stays below 0.999)');
+UPDATE ctxgraph.parameters SET value = 0.5 WHERE name = 'blame.misleading_above';
+
+UPDATE ctxgraph.parameters SET value = 0.3 WHERE name = 'blame.judge_reliability';
+SELECT throws_ok($$SELECT ctxgraph.refresh_tip_effects('stig', '2026-12-01')$$, '22023', NULL,
+                 'a judge reliability below 0.5 is refused (22023), not fitted');
+
+SELECT * FROM finish();
+ROLLBACK;

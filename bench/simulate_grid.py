@@ -7,8 +7,9 @@ and every world runs on its own clone, dropped afterwards.
 
     python bench/simulate_grid.py [--seed N] [--deploy-to CHANGE] [--baseline CHANGE] [--json FILE]
 
---baseline @v0.4.0 adds one line: the default world on a database deployed only up to that change
-(the release before the effects), the "before" beside the grid's "after".
+--baseline @v0.5.0 adds one line: the default world on a database deployed only up to that change
+(the release before the blame model: eviction on the effect's upper bound), the "before" beside the
+grid's "after"; @v0.4.0 is the release before the effects.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def line(label: str, m: dict) -> str:
     sp = m["spearman"]
     ev = m["eviction"]
     cells = [label[:44].ljust(44)]
-    cells += [fmt(sp[k]["spearman"]).rjust(6) for k in ("outcome_hit_rate", "hit_rate", "effect")]
+    cells += [fmt(sp[k]["spearman"] if k in sp else None).rjust(6) for k in simulate.UTILITY_COLUMNS]
     if ev["available"]:
         share = ev["helpful_evicted_share"]
         cells += [str(ev["listed"]).rjust(4), fmt(ev["precision"]).rjust(5), fmt(ev["recall"]).rjust(5),
@@ -58,7 +59,7 @@ def line(label: str, m: dict) -> str:
 
 
 HEADER = "  ".join([
-    "world".ljust(44), "sp_out", "sp_hit", "sp_eff", "evic", " ev_P", " ev_R", "helpful_ev ",
+    "world".ljust(44), "sp_out", "sp_hit", "sp_eff", "sp_blm", "evic", " ev_P", " ev_R", "helpful_ev ",
     "misleading P/R(n)", "harmful_wf P/R(n)",
 ])
 
@@ -94,7 +95,7 @@ def main() -> int:
     deployed = results[0][1]["deployed"] if results else {"to": args.deploy_to or "HEAD", "last_change": None}
     print(f"== simulated worlds (seed {args.seed}, deployed to {deployed['to']}, last change "
           f"{deployed['last_change']}; {time.monotonic() - started:.0f}s)")
-    print("sp_*: Spearman with true value of outcome_hit_rate, hit_rate, effect; evic: tips evict_tips proposes "
+    print("sp_*: Spearman with true value of outcome_hit_rate, hit_rate, effect, 1 - misleading_probability; evic: tips evict_tips proposes "
           "(dry run); ev_P/ev_R: its precision/recall for truly misleading tips; helpful_ev: helpful tips "
           "proposed; detector views: precision/recall (tips listed)")
     print(HEADER)

@@ -10,7 +10,7 @@
 #      throwaway database.
 #   3. A grid of simulated worlds (bench/simulate_grid.py, docs/simulator.md): how well the utility
 #      columns, eviction and the detector views recover a known truth; one line per world, plus the
-#      default world on the release before the effects (@v0.4.0). About 3 minutes.
+#      default world on the release before the blame model (@v0.5.0). About 5 minutes.
 #   4. The follow signal against every labelled pair set (bench/follow_signal_auc.py): ROC AUC of the
 #      cosine and of the calibrated lexical signal, cross-validated by rule, and the judge cascade's
 #      calls saved and agreement. About 1 minute, no database.
@@ -28,7 +28,7 @@
 #   BENCH_RUNS (160), BENCH_RULES (500), BENCH_TIPS_PER_RULE (20), BENCH_SEED (0.4242)
 #   BENCH_SCORING_PASS=0         skip part 2
 #   BENCH_SIMULATE=0             skip part 3; BENCH_SIMULATE_SEED (1) its seed, BENCH_SIMULATE_BASELINE
-#                                (@v0.4.0; empty: no baseline line) the change the "before" line deploys to
+#                                (@v0.5.0; empty: no baseline line) the change the "before" line deploys to
 #   BENCH_FOLLOW_SIGNAL=0        skip part 4 (the follow signal's AUCs and the demo's judge cascade)
 #   BENCH_LOAD_RUN=0             skip part 5; BENCH_LOAD_RUN_SECONDS (60), BENCH_LOAD_RUN_RUNS (8) its history
 #   BENCH_OUT=DIR                keep results.json, the plans and scoring_pass.txt in DIR
@@ -50,7 +50,7 @@ seed=${BENCH_SEED:-0.4242}
 scoring_pass=${BENCH_SCORING_PASS:-1}
 simulate=${BENCH_SIMULATE:-1}
 simulate_seed=${BENCH_SIMULATE_SEED:-1}
-simulate_baseline=${BENCH_SIMULATE_BASELINE-@v0.4.0}
+simulate_baseline=${BENCH_SIMULATE_BASELINE-@v0.5.0}
 
 suffix="$$_$(date +%s)"
 bench_db="ctxgraph_bench_$suffix"

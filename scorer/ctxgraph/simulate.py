@@ -543,6 +543,11 @@ def _signals(world: World, followed: bool, rng: random.Random) -> tuple[bool | N
 
 # -- measuring against the truth ----------------------------------------------------------------------
 
+# The utility columns ranked against the true value: outcome-only credit, the ADR's follow-weighted
+# rate, the per-tip effect and 1 - misleading_probability.
+UTILITY_COLUMNS = ("outcome_hit_rate", "hit_rate", "effect", "not_misleading")
+
+
 def measure(conn: psycopg.Connection, world: World, tips: Sequence[SimTip], as_of: datetime,
             has_evict: bool) -> dict[str, Any]:
     db = store.SimulatorStore(conn)
@@ -567,8 +572,13 @@ def measure(conn: psycopg.Connection, world: World, tips: Sequence[SimTip], as_o
         effects = {r["tip_id"]: r["effect"] for r in db.tip_effects(skill)}
         columns["effect"] = {r["tip_id"]: effects.get(r["tip_id"]) for r in scored}
         effect_source = "ctxgraph.tip_effects.effect"
+    # The utility eviction acts on: the chance that following the tip does not fail the attempt.
+    if db.has_column("ctxgraph", "tip_effects", "misleading_probability"):
+        blame = {r["tip_id"]: r["misleading_probability"] for r in db.tip_effects(skill, with_blame=True)}
+        columns["not_misleading"] = {r["tip_id"]: None if blame.get(r["tip_id"]) is None else 1 - blame[r["tip_id"]]
+                                     for r in scored}
     spearman_rows = {}
-    for name in ("outcome_hit_rate", "hit_rate", "effect"):
+    for name in UTILITY_COLUMNS:
         if name not in columns:
             spearman_rows[name] = {"spearman": None, "tips": 0, "available": False}
             continue
@@ -577,6 +587,8 @@ def measure(conn: psycopg.Connection, world: World, tips: Sequence[SimTip], as_o
                                "tips": len(pairs), "available": True}
     if effect_source:
         spearman_rows["effect"]["source"] = effect_source
+    if spearman_rows["not_misleading"]["available"]:
+        spearman_rows["not_misleading"]["source"] = "1 - ctxgraph.tip_effects.misleading_probability"
 
     eviction: dict[str, Any] = {"available": has_evict}
     if has_evict:
@@ -607,7 +619,7 @@ def measure(conn: psycopg.Connection, world: World, tips: Sequence[SimTip], as_o
     for t in tips:
         per_tip.append({"ref": t.ref, "kind": t.kind, "true_value": _round(t.true_value),
                         **{name: _round(columns[name].get(t.tip_id)) if name in columns else None
-                           for name in ("outcome_hit_rate", "hit_rate", "effect")}})
+                           for name in UTILITY_COLUMNS}})
     return {"spearman": spearman_rows, "eviction": eviction, "detectors": detectors, "per_tip": per_tip}
 
 

@@ -783,12 +783,14 @@ class SimulatorStore:
         with self.conn.cursor(row_factory=dict_row) as cur:
             return cur.execute(query).fetchall()
 
-    def tip_effects(self, skill: str) -> list[Row]:
-        """ctxgraph.tip_effects rows of a skill (tip_id, effect, bounds, support, method)."""
+    def tip_effects(self, skill: str, with_blame: bool = False) -> list[Row]:
+        """ctxgraph.tip_effects rows of a skill (tip_id, effect, bounds, support, method[, misleading_probability])."""
+        columns = "tip_id, effect, lower_bound, upper_bound, attempts, method"
+        if with_blame:
+            columns += ", misleading_probability"
         with self.conn.cursor(row_factory=dict_row) as cur:
             return cur.execute(
-                "SELECT tip_id, effect, lower_bound, upper_bound, attempts, method"
-                " FROM ctxgraph.tip_effects WHERE skill = %s ORDER BY tip_id", (skill,)).fetchall()
+                f"SELECT {columns} FROM ctxgraph.tip_effects WHERE skill = %s ORDER BY tip_id", (skill,)).fetchall()
 
 
 def _vector_literal(vec: np.ndarray) -> str:

@@ -70,10 +70,10 @@ SECTIONS: dict[str, tuple[str, str, str]] = {
     "misleading": ("Misleading tips (ADR audit section 4): credited by outcome, mostly ignored",
                    "credited by outcome-only scoring although the Worker mostly ignored them",
                    "no tip has a high outcome-only rate with a low follow rate"),
-    "harmful_when_followed": ("Harmful when followed: effect on the outcome, co-followed tips explained away",
-                              "each tip's effect when followed (ctxgraph.tip_effects), adjusted for the tips "
-                              "followed with it and the rule's difficulty; listed when its upper bound is below "
-                              "effects.harmful_below",
+    "harmful_when_followed": ("Harmful when followed: following fails the attempt, co-followed tips explained away",
+                              "the probability that following the tip fails the attempt (ctxgraph.tip_effects), "
+                              "the tips followed with it and the rule's pass rate explained away; listed above "
+                              "blame.misleading_above, with the effect when followed beside it",
                               "no tip is shown harmful when followed"),
     "harmful": ("Followed while the system broke (harm count)", "", "no tip was followed during a health failure"),
     "eviction": ("Eviction preview (dry run: what ctxgraph.evict_tips would retire now)", "",

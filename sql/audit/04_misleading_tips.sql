@@ -13,15 +13,16 @@ SELECT tip_id, rule_id, round(outcome_hit_rate::numeric, 3) AS outcome_only, rou
  WHERE skill = :'skill'
  ORDER BY credit_gap DESC, tip_id;
 
--- Beside it, a different question: which tips hurt the attempts that follow them, the tips
--- followed with them and the rule's difficulty explained away (ctxgraph.tip_effects, refitted at
--- the end of every scoring pass). Threshold: effects.harmful_below.
+-- Beside it, a different question: which tips fail the attempts that follow them, the tips
+-- followed with them and the rule's pass rate explained away (ctxgraph.tip_effects, refitted at
+-- the end of every scoring pass). Threshold: blame.misleading_above on misleading_probability.
 \echo '== Harmful when followed (skill' :skill ')'
 -- section: harmful_when_followed
-SELECT tip_id, rule_id, round(effect::numeric, 3) AS effect, round(effect_lower_bound::numeric, 3) AS lower_bound,
+SELECT tip_id, rule_id, round(misleading_probability::numeric, 3) AS misleading_probability,
+       round(effect::numeric, 3) AS effect, round(effect_lower_bound::numeric, 3) AS lower_bound,
        round(effect_upper_bound::numeric, 3) AS upper_bound, co_followed_tips, attempts,
        round(followed_attempts::numeric, 1) AS followed, round(hit_rate::numeric, 3) AS hit_rate, retired,
        body AS tip
   FROM ctxgraph.harmful_when_followed
  WHERE skill = :'skill'
- ORDER BY effect_upper_bound, tip_id;
+ ORDER BY misleading_probability DESC, tip_id;

@@ -26,9 +26,10 @@ INSERT INTO ctxgraph.parameters (name, value, description) VALUES
     ('blame.prior_misleading', 0.2, 'Blame: prior share of misleading tips, weighing as much as 10 tips; the fit re-estimates the share from it.'),
     ('blame.misleading_above', 0.5, 'Blame: misleading_probability above which a tip is listed harmful when followed (and, with eviction''s support minimums, retired).'),
     ('blame.max_block_tips', 10, 'Blame: most tips of one rule whose 2^n combinations are weighed together; a rule with more is split into blocks of this many.'),
-    ('blame.base_rate_points', 10, 'Blame: grid points over which each rule''s unknown pass rate is integrated out.'),
-    ('blame.harm_share_points', 5, 'Blame: grid points over which each rule''s unknown share of misleading-tip failures that break the system is integrated out.'),
-    ('blame.max_sweeps', 100, 'Blame: most sweeps of the fit (it stops earlier when no probability and no fitted share moves by 1e-4).');
+    ('blame.base_rate_points', 5, 'Blame: grid points over which each rule''s unknown pass rate is integrated out.'),
+    ('blame.harm_share_points', 3, 'Blame: grid points over which each rule''s unknown share of misleading-tip failures that break the system is integrated out.'),
+    ('blame.max_sweeps', 100, 'Blame: most sweeps of the fit (it stops earlier when no probability and no fitted share moves by 1e-4).'),
+    ('blame.max_work', 1e7, 'Blame: most likelihood terms one sweep may evaluate (subsets x attempts x grid cells, about 2 million a second); blocks shrink to fit, and a skill too large even for blocks of one tip is left unfitted (misleading_probability NULL) with a notice.');
 
 ALTER TABLE ctxgraph.tip_effects ADD COLUMN misleading_probability double precision
     CHECK (misleading_probability BETWEEN 0 AND 1);
@@ -114,13 +115,16 @@ REVOKE ALL ON FUNCTION ctxgraph._ridge_step(double precision[], double precision
 -- calibrated follow probability), d the chance that following a misleading tip fails the attempt
 -- (blame.misleading_failure), q_r the rule's base pass rate (a uniform prior on a grid of
 -- blame.base_rate_points values, integrated out), h_r the share of the rule's failures by a
--- misleading tip that break the system (uniform on a grid of blame.harm_share_points values,
--- integrated out with q_r: one skill may hold tips that break the system and tips that only fail
--- the check, so no share is assumed for all) and eps the share of other failures that do
--- (blame.unexplained_harm: DEF-26 reads a health failure as a tip breaking the system; fitted
--- freely, eps absorbs the health failures whose misleading tip the judge missed and shields that
--- tip). pi, the share of misleading tips, is fitted. Tips with the same follow chances in the same attempts cannot be told apart by
--- any evidence: they are one unknown, misleading together or not (like the effects' columns).
+-- misleading tip that break the system (on a grid of blame.harm_share_points values, integrated
+-- out with q_r) and eps the share of other failures that break it (blame.unexplained_harm: DEF-26
+-- reads a health failure as a tip breaking the system; fitted freely, eps absorbs the health
+-- failures whose misleading tip the judge missed and shields that tip).
+--
+-- Fitted: pi, and the prior over the h_r grid, the skill's mixture of harm shares (each rule's
+-- posterior counted once). One skill may hold tips that break the system and tips that only fail
+-- the check, as the ADR's witness does, so no one share is assumed for all; but its rules tell
+-- about each other. Tips with the same follow chances in the same attempts cannot be told apart
+-- by any evidence: they are one unknown, misleading together or not (like the effects' columns).
 --
 -- The posterior is computed exactly per block: a rule's tips (each tip belongs to the rule it was
 -- retrieved for most often), all 2^n subsets of misleading tips with the base-rate grid, so tips
@@ -145,6 +149,8 @@ DECLARE
     points                integer := ctxgraph.param('blame.base_rate_points')::integer;
     harm_points           integer := ctxgraph.param('blame.harm_share_points')::integer;
     max_sweeps            integer := ctxgraph.param('blame.max_sweeps')::integer;
+    max_work              double precision := ctxgraph.param('blame.max_work');
+    work                  double precision;
     -- Tips and blocks. A block's tips are contiguous in tip order.
     tip_ids     bigint[];
     tip_block   integer[];
@@ -153,6 +159,7 @@ DECLARE
     block_rule  integer[];
     block_first integer[];   -- first tip index of the block
     block_size  integer[];
+    block_own   boolean[];   -- the first block of its rule: counts the rule's harm share once
     -- Attempts, their units (tip index, follow chance) contiguous, and each block's attempts.
     att_rule    integer[];
     att_outcome integer[];   -- 0 pass, 1 clean failure, 2 health failure
@@ -167,6 +174,10 @@ DECLARE
     cell_g      double precision[];
     cell_h      double precision[];
     cell_log_g  double precision[];
+    cell_k      integer[];            -- the cell's harm-share grid point
+    harm_prior  double precision[];   -- the skill's mixture over the harm-share grid (fitted)
+    harm_acc    double precision[];
+    n_rules     integer;
     n_tips      integer;
     n_blocks    integer;
     pi          double precision;
@@ -209,8 +220,8 @@ DECLARE
 BEGIN
     IF judge_reliability NOT BETWEEN 0.5 AND 1 OR embedding_reliability NOT BETWEEN 0.5 AND 1
        OR failure NOT BETWEEN 0 AND 1 OR prior_share <= 0 OR prior_share >= 1
-       OR eps NOT BETWEEN 0 AND 1 OR max_block NOT BETWEEN 1 AND 16 OR points < 1 OR harm_points < 1 OR max_sweeps < 1 THEN
-        RAISE EXCEPTION 'ctxgraph: blame.* parameters out of range (reliabilities in [0.5, 1], misleading_failure and unexplained_harm in [0, 1], prior_misleading in (0, 1), max_block_tips in [1, 16], base_rate_points, harm_share_points and max_sweeps at least 1)'
+       OR eps NOT BETWEEN 0 AND 1 OR max_block NOT BETWEEN 1 AND 16 OR points < 1 OR harm_points < 1 OR max_sweeps < 1 OR max_work <= 0 THEN
+        RAISE EXCEPTION 'ctxgraph: blame.* parameters out of range (reliabilities in [0.5, 1], misleading_failure and unexplained_harm in [0, 1], prior_misleading in (0, 1), max_block_tips in [1, 16], base_rate_points, harm_share_points and max_sweeps at least 1, max_work positive)'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     pi := prior_share;
@@ -259,6 +270,28 @@ BEGIN
               FROM (SELECT bu.tip_id, bu.rule_id, count(*) AS n FROM blame_units AS bu GROUP BY bu.tip_id, bu.rule_id) AS c
               JOIN blame_rules AS br ON br.rule_id = c.rule_id
              ORDER BY c.tip_id, c.n DESC, c.rule_id) AS h;
+    -- The work of one sweep: per block, every subset of its tips against every attempt of its rule
+    -- and every grid cell. Blocks shrink until it fits blame.max_work; past that even for blocks
+    -- of one tip, the fit is not made (its cost would hold the scoring pass and eviction for hours).
+    cells := points * harm_points;
+    LOOP
+        SELECT coalesce(sum(ceil(greatest(c.tips, 1)::numeric / max_block) * 2 ^ least(max_block, c.tips) * c.attempts), 0) * cells
+          INTO work
+          FROM (SELECT br.idx,
+                       (SELECT count(*) FROM blame_tips AS bt WHERE bt.rule_idx = br.idx)::integer AS tips,
+                       (SELECT count(*) FROM blame_attempts AS ba WHERE ba.rule_id = br.rule_id) AS attempts
+                  FROM blame_rules AS br) AS c;
+        EXIT WHEN work <= max_work OR max_block = 1;
+        max_block := max_block - 1;
+    END LOOP;
+    IF work > max_work THEN
+        summary := jsonb_build_object('blame_method', 'not_fitted', 'blame_work', work, 'blame.max_work', max_work);
+        RAISE NOTICE 'ctxgraph: the blame fit of % was not made: one sweep would evaluate % terms, above blame.max_work (%)',
+            skill, work, max_work;
+        UPDATE ctxgraph.tip_effects AS e SET misleading_probability = NULL, parameters = e.parameters || summary
+         WHERE e.skill = _fit_tip_blame.skill;
+        RETURN summary;
+    END IF;
     -- Blocks: every rule has at least one (a rule without tips of its own still fits its base
     -- rate); a rule's tips fill blocks of max_block in place order.
     DROP TABLE IF EXISTS pg_temp.blame_blocks;
@@ -284,8 +317,9 @@ BEGIN
     END IF;
     SELECT array_agg(bb.rule_idx ORDER BY bb.block),
            array_agg(coalesce(f.first_idx, 0) ORDER BY bb.block),
-           array_agg(coalesce(f.n, 0)::integer ORDER BY bb.block)
-      INTO block_rule, block_first, block_size
+           array_agg(coalesce(f.n, 0)::integer ORDER BY bb.block),
+           array_agg(bb.chunk = 0 ORDER BY bb.block)
+      INTO block_rule, block_first, block_size, block_own
       FROM blame_blocks AS bb
       LEFT JOIN (SELECT o.block, min(o.idx) AS first_idx, count(*) AS n FROM blame_tip_order AS o GROUP BY o.block) AS f
         ON f.block = bb.block;
@@ -328,16 +362,18 @@ BEGIN
                   || (cardinality(batt) + 1);
 
     SELECT array_agg((gp - 0.5) / points ORDER BY gp, hp), array_agg((hp - 0.5) / harm_points ORDER BY gp, hp),
-           array_agg(ln((gp - 0.5) / points) ORDER BY gp, hp)
-      INTO cell_g, cell_h, cell_log_g
+           array_agg(ln((gp - 0.5) / points) ORDER BY gp, hp), array_agg(hp ORDER BY gp, hp)
+      INTO cell_g, cell_h, cell_log_g, cell_k
       FROM generate_series(1, points) AS gp, generate_series(1, harm_points) AS hp;
-    cells := points * harm_points;
     q := array_fill(pi, ARRAY[n_tips]);
-    base := array_fill(0.5::double precision, ARRAY[cardinality(ARRAY(SELECT 1 FROM blame_rules))]);
+    n_rules := (SELECT count(*) FROM blame_rules);
+    base := array_fill(0.5::double precision, ARRAY[n_rules]);
+    harm_prior := array_fill(1.0::double precision / harm_points, ARRAY[harm_points]);
 
     LOOP
         sweep := sweep + 1;
         change := 0;
+        harm_acc := array_fill(0.0::double precision, ARRAY[harm_points]);
         FOR b IN 1 .. n_blocks LOOP
             n := block_size[b];
             n_sets := 1 << n;
@@ -399,7 +435,8 @@ BEGIN
                     v := v + CASE WHEN (s >> j) & 1 = 1 THEN ln(pi) ELSE ln(1 - pi) END;
                 END LOOP;
                 FOR i IN 1 .. cells LOOP
-                    ll[s * cells + i] := ll[s * cells + i] + ll_set[s + 1] + v + passes_own * cell_log_g[i];
+                    ll[s * cells + i] := ll[s * cells + i] + ll_set[s + 1] + v + passes_own * cell_log_g[i]
+                                         + ln(harm_prior[cell_k[i]]);
                     top := greatest(top, ll[s * cells + i]);
                 END LOOP;
             END LOOP;
@@ -414,6 +451,9 @@ BEGIN
                 FOR i IN 1 .. cells LOOP
                     wt := ll[s * cells + i] / total;
                     new_base := new_base + wt * cell_g[i];
+                    IF block_own[b] THEN
+                        harm_acc[cell_k[i]] := harm_acc[cell_k[i]] + wt;
+                    END IF;
                     FOR j IN 0 .. n - 1 LOOP
                         IF (s >> j) & 1 = 1 THEN
                             new_q[j + 1] := new_q[j + 1] + wt;
@@ -433,6 +473,13 @@ BEGIN
         v := pi;
         pi := least(greatest((coalesce((SELECT sum(z) FROM unnest(q) AS z), 0) + 10 * prior_share) / (n_tips + 10), 0.001), 0.5);
         change := greatest(change, abs(pi - v));
+        -- The harm-share mixture: each rule's posterior over the grid, with one pseudo-rule per
+        -- grid point so that no share is ruled out for good.
+        FOR i IN 1 .. harm_points LOOP
+            v := (harm_acc[i] + 1) / (n_rules + harm_points);
+            change := greatest(change, abs(harm_prior[i] - v));
+            harm_prior[i] := v;
+        END LOOP;
         converged := change < 1e-4;
         EXIT WHEN converged OR sweep >= max_sweeps;
     END LOOP;
@@ -443,12 +490,15 @@ BEGIN
 
     summary := jsonb_build_object('blame.judge_reliability', judge_reliability, 'blame.embedding_reliability', embedding_reliability,
                                   'blame.misleading_failure', failure, 'blame.unexplained_harm', eps,
-                                  'blame.prior_misleading', prior_share, 'blame.max_block_tips', max_block,
+                                  'blame.prior_misleading', prior_share, 'blame.max_block_tips', ctxgraph.param('blame.max_block_tips'),
                                   'blame.base_rate_points', points, 'blame.harm_share_points', harm_points,
                                   'blame.max_sweeps', max_sweeps,
                                   'blame_method', CASE WHEN partitioned THEN 'partitioned' ELSE 'exact' END,
+                                  'blame_block_tips', max_block, 'blame_work', work, 'blame.max_work', max_work,
                                   'blame_sweeps', sweep, 'blame_converged', converged,
-                                  'fitted_misleading_share', round(pi::numeric, 6));
+                                  'fitted_misleading_share', round(pi::numeric, 6),
+                                  'fitted_harm_share_mixture', (SELECT jsonb_agg(round(hp::numeric, 6) ORDER BY o)
+                                                                  FROM unnest(harm_prior) WITH ORDINALITY AS x (hp, o)));
     UPDATE ctxgraph.tip_effects AS e
        SET misleading_probability = o.q, parameters = e.parameters || summary
       FROM blame_members AS bm

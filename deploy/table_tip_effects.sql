@@ -28,6 +28,7 @@ INSERT INTO ctxgraph.parameters (name, value, description) VALUES
     ('blame.max_block_tips', 10, 'Blame: most tips of one rule whose 2^n combinations are weighed together; a rule with more is split into blocks of this many.'),
     ('blame.base_rate_points', 5, 'Blame: grid points over which each rule''s unknown pass rate is integrated out.'),
     ('blame.harm_share_points', 3, 'Blame: grid points over which each rule''s unknown share of misleading-tip failures that break the system is integrated out.'),
+    ('blame.cosine_with_judge', 1, 'Blame: 1 to sharpen each judge verdict with the same row''s cosine, as far as the skill''s own cosines tell followed from ignored (fitted per refresh); 0 to use the verdict alone.'),
     ('blame.max_sweeps', 100, 'Blame: most sweeps of the fit (it stops earlier when no probability and no fitted share moves by 1e-4).'),
     ('blame.max_work', 1e7, 'Blame: most likelihood terms one sweep may evaluate (subsets x attempts x grid cells, about 2 million a second); blocks shrink to fit, and a skill too large even for blocks of one tip is left unfitted (misleading_probability NULL) with a notice.');
 
@@ -101,6 +102,27 @@ COMMENT ON FUNCTION ctxgraph._ridge_step(double precision[], double precision[],
     'Private: solves A x = b for a symmetric positive definite A (row-major flat array) by Cholesky.';
 REVOKE ALL ON FUNCTION ctxgraph._ridge_step(double precision[], double precision[], integer) FROM PUBLIC;
 
+-- _follow_chance: the chance that the script followed the tip, given a verdict right with
+-- reliability r either way, the base rate o at which scripts follow tips, and (when mu1 is given)
+-- the cosine under two normals N(mu1, spread) for followed and N(mu0, spread) for ignored. Its
+-- log likelihood ratio is held within +-ln(1000) (6.907755): the normals are a model, not the truth, in the tails.
+CREATE FUNCTION ctxgraph._follow_chance(followed boolean, r double precision, o double precision,
+                                        cosine double precision, mu1 double precision, mu0 double precision,
+                                        spread double precision)
+RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+-- One expression and no SET clause, so that the planner inlines it into the fit's scans.
+RETURN o * CASE WHEN followed THEN r ELSE 1 - r END
+            * CASE WHEN cosine IS NULL OR mu1 IS NULL OR spread IS NULL OR spread <= 0 THEN 1
+                  ELSE exp(least(greatest(((cosine - mu0) ^ 2 - (cosine - mu1) ^ 2) / (2 * spread), -6.907755), 6.907755)) END
+       / (o * CASE WHEN followed THEN r ELSE 1 - r END
+            * CASE WHEN cosine IS NULL OR mu1 IS NULL OR spread IS NULL OR spread <= 0 THEN 1
+                  ELSE exp(least(greatest(((cosine - mu0) ^ 2 - (cosine - mu1) ^ 2) / (2 * spread), -6.907755), 6.907755)) END
+          + (1 - o) * CASE WHEN followed THEN 1 - r ELSE r END);
+COMMENT ON FUNCTION ctxgraph._follow_chance(boolean, double precision, double precision, double precision, double precision, double precision, double precision) IS
+    'Private: P(followed | verdict right with r, base rate o, cosine under N(mu1, spread) vs N(mu0, spread)); the cosine is left out when mu1 is NULL.';
+REVOKE ALL ON FUNCTION ctxgraph._follow_chance(boolean, double precision, double precision, double precision, double precision, double precision, double precision) FROM PUBLIC;
+
 -- _fit_tip_blame: which tips fail the attempts that follow them, neighbours explained away.
 --
 -- A latent-class model, fitted by EM. Each tip is misleading or not (prior share pi). An attempt
@@ -150,7 +172,15 @@ DECLARE
     harm_points           integer := ctxgraph.param('blame.harm_share_points')::integer;
     max_sweeps            integer := ctxgraph.param('blame.max_sweeps')::integer;
     max_work              double precision := ctxgraph.param('blame.max_work');
+    use_cosine            boolean := ctxgraph.param('blame.cosine_with_judge') = 1;
     work                  double precision;
+    -- The cosine's two normals (followed, ignored) and their fit.
+    n1 double precision; n0 double precision;
+    mu1 double precision; mu0 double precision; spread double precision;
+    s1 double precision; s0 double precision; sc1 double precision; sc0 double precision;
+    scc1 double precision; scc0 double precision;
+    cosine_iterations integer := 0;
+    cosine_used boolean := false;
     -- Tips and blocks. A block's tips are contiguous in tip order.
     tip_ids     bigint[];
     tip_block   integer[];
@@ -220,27 +250,103 @@ DECLARE
 BEGIN
     IF judge_reliability NOT BETWEEN 0.5 AND 1 OR embedding_reliability NOT BETWEEN 0.5 AND 1
        OR failure NOT BETWEEN 0 AND 1 OR prior_share <= 0 OR prior_share >= 1
-       OR eps NOT BETWEEN 0 AND 1 OR max_block NOT BETWEEN 1 AND 16 OR points < 1 OR harm_points < 1 OR max_sweeps < 1 OR max_work <= 0 THEN
-        RAISE EXCEPTION 'ctxgraph: blame.* parameters out of range (reliabilities in [0.5, 1], misleading_failure and unexplained_harm in [0, 1], prior_misleading in (0, 1), max_block_tips in [1, 16], base_rate_points, harm_share_points and max_sweeps at least 1, max_work positive)'
+       OR eps NOT BETWEEN 0 AND 1 OR max_block NOT BETWEEN 1 AND 16 OR ctxgraph.param('blame.cosine_with_judge') NOT IN (0, 1) OR points < 1 OR harm_points < 1 OR max_sweeps < 1 OR max_work <= 0 THEN
+        RAISE EXCEPTION 'ctxgraph: blame.* parameters out of range (reliabilities in [0.5, 1], misleading_failure and unexplained_harm in [0, 1], prior_misleading in (0, 1), max_block_tips in [1, 16], cosine_with_judge 0 or 1, base_rate_points, harm_share_points and max_sweeps at least 1, max_work positive)'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     pi := prior_share;
 
-    -- One unit per (tip, attempt) with a known outcome: the chance that the script followed the
-    -- tip, from the source of its verdict. Chances are kept inside [0.01, 0.99]: no single verdict
-    -- is certain.
+    -- One unit per (tip, attempt) with a known outcome: the chance f that the script followed the
+    -- tip. A calibrated follow probability is used as it is. A verdict (judge, or cosine against
+    -- follow.emb_threshold) is right with its reliability r either way, so the chance it carries
+    -- depends on how often scripts follow tips at all (Bayes): with base rate o, a "followed" verdict
+    -- means r o / (r o + (1 - r)(1 - o)) and an "ignored" one (1 - r) o / ((1 - r) o + r (1 - o)).
+    -- o is read from the verdicts themselves per run and source (share said followed = r o +
+    -- (1 - r)(1 - o)), drawn towards the skill's share as if 20 more verdicts had it: obedience
+    -- changes between runs, and a Worker that follows little makes a "followed" verdict less sure.
+    DROP TABLE IF EXISTS pg_temp.blame_verdicts;
+    CREATE TEMP TABLE blame_verdicts ON COMMIT DROP AS
+    SELECT sr.tip_id, sr.attempt_key, sr.rule_id, sr.run_id, sr.follow_source, sr.followed, sr.follow_probability, sr.cosine,
+           CASE sr.follow_source WHEN 'judge' THEN judge_reliability WHEN 'embedding' THEN embedding_reliability END AS r
+      FROM ctxgraph.scored_retrievals AS sr
+     WHERE sr.skill = _fit_tip_blame.skill AND sr.retrieved_at <= _fit_tip_blame.as_of AND sr.credit IS NOT NULL;
+    DROP TABLE IF EXISTS pg_temp.blame_base_rates;
+    CREATE TEMP TABLE blame_base_rates ON COMMIT DROP AS
+    WITH skill_shares AS (
+        SELECT v.follow_source, avg(v.followed::int)::double precision AS share
+          FROM blame_verdicts AS v WHERE v.r IS NOT NULL AND v.followed IS NOT NULL GROUP BY v.follow_source
+    )
+    SELECT c.run_id, c.follow_source, c.r,
+           CASE WHEN 2 * c.r - 1 < 1e-6 THEN c.share
+                ELSE least(greatest((c.share - (1 - c.r)) / (2 * c.r - 1), 0.02), 0.98) END AS o
+      FROM (SELECT v.run_id, v.follow_source, min(v.r) AS r,
+                   (sum(v.followed::int) + 20 * min(ss.share)) / (count(*) + 20) AS share
+              FROM blame_verdicts AS v JOIN skill_shares AS ss USING (follow_source)
+             WHERE v.r IS NOT NULL AND v.followed IS NOT NULL
+             GROUP BY v.run_id, v.follow_source) AS c;
+    -- A judge verdict's row usually carries the cosine too: a second, independent look at the same
+    -- script. How far it tells followed from ignored is the skill's own: scripts that followed a tip
+    -- have cosines around mu1, the others around mu0, with a common spread (two normals; the
+    -- judge's verdicts are the noisy labels, each right with r), fitted by EM. Where the cosine
+    -- measures topic rather than direction, mu1 and mu0 come out close and the cosine moves
+    -- nothing; where it separates them it sharpens every verdict. Off with
+    -- blame.cosine_with_judge = 0, and not used when mu1 <= mu0 or either verdict has fewer than
+    -- 20 rows with a cosine.
+    -- The fit reads cosines gathered in bins of 0.005 per run and verdict (sums of c and c^2 kept
+    -- exact), so its sweeps cost the same at a thousand rows and at ten million.
+    DROP TABLE IF EXISTS pg_temp.blame_cosine_bins;
+    CREATE TEMP TABLE blame_cosine_bins ON COMMIT DROP AS
+    SELECT v.run_id, v.followed, count(*)::double precision AS n, sum(v.cosine) AS sc, sum(v.cosine * v.cosine) AS scc,
+           avg(v.cosine) AS c
+      FROM blame_verdicts AS v
+     WHERE v.follow_source = 'judge' AND v.followed IS NOT NULL AND v.cosine IS NOT NULL
+     GROUP BY v.run_id, v.followed, round(v.cosine * 200);
+    SELECT sum(cb.n) FILTER (WHERE cb.followed), sum(cb.n) FILTER (WHERE NOT cb.followed),
+           sum(cb.sc) FILTER (WHERE cb.followed) / sum(cb.n) FILTER (WHERE cb.followed),
+           sum(cb.sc) FILTER (WHERE NOT cb.followed) / sum(cb.n) FILTER (WHERE NOT cb.followed)
+      INTO n1, n0, mu1, mu0
+      FROM blame_cosine_bins AS cb;
+    IF use_cosine AND n1 >= 20 AND n0 >= 20 THEN
+        SELECT sum(cb.scc - 2 * CASE WHEN cb.followed THEN mu1 ELSE mu0 END * cb.sc
+                   + cb.n * CASE WHEN cb.followed THEN mu1 ELSE mu0 END ^ 2) / sum(cb.n)
+          INTO spread
+          FROM blame_cosine_bins AS cb;
+        LOOP
+            cosine_iterations := cosine_iterations + 1;
+            EXIT WHEN spread IS NULL OR spread < 1e-9 OR mu1 <= mu0 OR cosine_iterations > 50;
+            SELECT sum(w.n * w.w), sum(w.n * (1 - w.w)), sum(w.w * w.sc), sum((1 - w.w) * w.sc), sum(w.w * w.scc), sum((1 - w.w) * w.scc)
+              INTO s1, s0, sc1, sc0, scc1, scc0
+              FROM (SELECT cb.n, cb.sc, cb.scc,
+                           ctxgraph._follow_chance(cb.followed, br.r, br.o, cb.c, mu1, mu0, spread) AS w
+                      FROM blame_cosine_bins AS cb
+                      JOIN blame_base_rates AS br ON br.run_id = cb.run_id AND br.follow_source = 'judge') AS w;
+            EXIT WHEN s1 < 1e-9 OR s0 < 1e-9;
+            v := greatest(abs(sc1 / s1 - mu1), abs(sc0 / s0 - mu0));
+            mu1 := sc1 / s1;
+            mu0 := sc0 / s0;
+            spread := greatest((scc1 - sc1 * sc1 / s1 + scc0 - sc0 * sc0 / s0) / (s1 + s0), 0);
+            EXIT WHEN v < 1e-5;
+        END LOOP;
+        cosine_used := spread IS NOT NULL AND spread >= 1e-9 AND mu1 > mu0;
+    END IF;
+    IF NOT cosine_used THEN
+        mu1 := NULL;
+        mu0 := NULL;
+        spread := NULL;
+    END IF;
+    -- Chances are kept inside [0.01, 0.99]: no single verdict is certain.
     DROP TABLE IF EXISTS pg_temp.blame_units;
     CREATE TEMP TABLE blame_units ON COMMIT DROP AS
-    SELECT sr.tip_id, sr.attempt_key, min(sr.rule_id) AS rule_id,
-           least(greatest(avg(CASE sr.follow_source
-                                  WHEN 'judge' THEN CASE WHEN sr.followed THEN judge_reliability ELSE 1 - judge_reliability END
-                                  WHEN 'signal' THEN sr.follow_probability
-                                  WHEN 'embedding' THEN CASE WHEN sr.followed THEN embedding_reliability ELSE 1 - embedding_reliability END
-                                  ELSE 0.5
+    SELECT v.tip_id, v.attempt_key, min(v.rule_id) AS rule_id,
+           least(greatest(avg(CASE WHEN v.follow_source = 'signal' THEN v.follow_probability
+                                   WHEN br.o IS NULL THEN 0.5
+                                   WHEN v.follow_source = 'judge'
+                                       THEN ctxgraph._follow_chance(v.followed, br.r, br.o, v.cosine, mu1, mu0, spread)
+                                   ELSE ctxgraph._follow_chance(v.followed, br.r, br.o, NULL, NULL, NULL, NULL)
                               END), 0.01), 0.99) AS f
-      FROM ctxgraph.scored_retrievals AS sr
-     WHERE sr.skill = _fit_tip_blame.skill AND sr.retrieved_at <= _fit_tip_blame.as_of AND sr.credit IS NOT NULL
-     GROUP BY sr.tip_id, sr.attempt_key;
+      FROM blame_verdicts AS v
+      LEFT JOIN blame_base_rates AS br ON br.run_id = v.run_id AND br.follow_source = v.follow_source AND v.followed IS NOT NULL
+     GROUP BY v.tip_id, v.attempt_key;
     -- Tips with identical units are one unknown: only the representative (smallest id) is fitted.
     DROP TABLE IF EXISTS pg_temp.blame_members;
     CREATE TEMP TABLE blame_members ON COMMIT DROP AS
@@ -492,7 +598,10 @@ BEGIN
                                   'blame.misleading_failure', failure, 'blame.unexplained_harm', eps,
                                   'blame.prior_misleading', prior_share, 'blame.max_block_tips', ctxgraph.param('blame.max_block_tips'),
                                   'blame.base_rate_points', points, 'blame.harm_share_points', harm_points,
-                                  'blame.max_sweeps', max_sweeps,
+                                  'blame.max_sweeps', max_sweeps, 'blame.cosine_with_judge', use_cosine::int,
+                                  'follow_cosine', CASE WHEN cosine_used THEN jsonb_build_object(
+                                      'followed_mean', round(mu1::numeric, 6), 'ignored_mean', round(mu0::numeric, 6),
+                                      'sd', round(sqrt(spread)::numeric, 6), 'iterations', cosine_iterations) END,
                                   'blame_method', CASE WHEN partitioned THEN 'partitioned' ELSE 'exact' END,
                                   'blame_block_tips', max_block, 'blame_work', work, 'blame.max_work', max_work,
                                   'blame_sweeps', sweep, 'blame_converged', converged,

@@ -88,5 +88,9 @@ SELECT 1 / (count(*) = 1)::int FROM ctxgraph.parameters WHERE name = 'effects.ma
 SELECT 1 / (abs(x[1] - 1) < 1e-12 AND abs(x[2] - 1) < 1e-12)::int
   FROM ctxgraph._ridge_step(ARRAY[2, 1, 1, 2]::float8[], ARRAY[3, 3]::float8[], 2) AS x;
 SELECT misleading_probability FROM ctxgraph.tip_effects WHERE FALSE;
-SELECT 1 / (count(*) = 11)::int FROM ctxgraph.parameters WHERE name LIKE 'blame.%';
+SELECT 1 / (count(*) = 12)::int FROM ctxgraph.parameters WHERE name LIKE 'blame.%';
+-- _follow_chance: a verdict right 9 times in 10 at base rate 0.5 means 0.9; a cosine at mu1 with
+-- mu1 - mu0 = spread = 1 multiplies the odds by e^0.5.
+SELECT 1 / (abs(ctxgraph._follow_chance(true, 0.9, 0.5, NULL, NULL, NULL, NULL) - 0.9) < 1e-12)::int;
+SELECT 1 / (abs(ctxgraph._follow_chance(false, 0.9, 0.5, 1, 1, 0, 1) - 0.1 * exp(0.5) / (0.1 * exp(0.5) + 0.9)) < 1e-12)::int;
 SELECT 1 / (NOT has_function_privilege('ctxgraph_scorer', 'ctxgraph._fit_tip_blame(text, timestamptz)', 'EXECUTE'))::int;

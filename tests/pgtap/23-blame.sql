@@ -3,11 +3,11 @@
 -- pass rate fixed at 0.5), a misleading tip retrieved and followed beside a helpful one (only the
 -- misleading one is blamed), a rule that fails for everyone (nothing is blamed), two tips always
 -- followed together (one shared probability), and what eviction and harmful_when_followed do with
--- it. Every attempt is a first try in a run of its own, so a pass is 1.0. The blame model fits one
+-- it, what a verdict means beside its base rate and its cosine. Every attempt is a first try in a run of its own, so a pass is 1.0. The blame model fits one
 -- harm share per skill (how often a misleading tip's failure breaks the system), so the worlds
 -- whose failures are clean live in cve and those whose failures broke the system in stig.
 BEGIN;
-SELECT plan(20);
+SELECT plan(25);
 
 CREATE FUNCTION pg_temp.attempt(skill text, run_id text, rule_id text, tips bigint[], followed bigint[], passed boolean,
                                 failure text DEFAULT 'clean_failure')
@@ -29,14 +29,16 @@ $$;
 
 -- ---------------------------------------------------------------------------------------------
 -- By hand (2). One sweep (blame.max_sweeps 1) starts from pi 0.2, eps 0.001; one grid point
--- each fixes the rule's pass rate and its harm share h at 0.5. A judge verdict is right 9 times in 10, so a tip
--- judged followed was followed with chance 0.9, one judged ignored with 0.1.
+-- each fixes the rule's pass rate and its harm share h at 0.5. A judge verdict is right 9 times in 10.
+-- A's and B's attempts share four runs, one judged followed and one ignored in each, so half the
+-- verdicts of every run say followed: the base rate of following is (0.5 - 0.1) / 0.8 = 0.5, and a
+-- tip judged followed was followed with chance 0.9, one judged ignored with 0.1.
 -- Tip A: followed in two clean failures, ignored in two passes.
 --   not misleading: passes 0.5 * 0.5, failures (0.5 * 0.999)^2                       = 0.0623750625
 --   misleading:     passes (0.9 * 0.5)^2, failures (0.9 * 0.5 + 0.1 * 0.5 * 0.999)^2 = 0.0506148755
 --   P(misleading) = 0.2 * 0.0506148755 / (0.2 * 0.0506148755 + 0.8 * 0.0623750625) = 0.168652:
 --   clean failures are what a rule passing half the time gives anyway.
--- Tip B: the same, but the failures broke the system: (0.5 * 0.001)^2 against
+-- Tip B: the same (its failures in the other two runs), but the failures broke the system: (0.5 * 0.001)^2 against
 --   (0.9 * 0.5 + 0.1 * 0.5 * 0.001)^2, so P(misleading) = 0.999994.
 -- ---------------------------------------------------------------------------------------------
 UPDATE ctxgraph.parameters SET value = 1 WHERE name IN ('blame.base_rate_points', 'blame.harm_share_points', 'blame.max_sweeps');
@@ -46,7 +48,7 @@ SELECT pg_temp.attempt('stig', 'hand-' || g, 'R-hand-a', ARRAY[:a]::bigint[],
                        CASE WHEN g <= 2 THEN ARRAY[:a]::bigint[] ELSE '{}' END, g > 2)
   FROM generate_series(1, 4) AS g;
 SELECT pg_temp.attempt('stig', 'hand-' || g, 'R-hand-b', ARRAY[:b]::bigint[],
-                       CASE WHEN g <= 2 THEN ARRAY[:b]::bigint[] ELSE '{}' END, g > 2, 'health_failure')
+                       CASE WHEN g > 2 THEN ARRAY[:b]::bigint[] ELSE '{}' END, g <= 2, 'health_failure')
   FROM generate_series(1, 4) AS g;
 SELECT ctxgraph.refresh_tip_effects('stig', '2026-12-01');
 SELECT is(round(pg_temp.blame(:a)::numeric, 6), 0.168652, 'by hand: A, followed in two clean failures, 0.168652');
@@ -163,6 +165,61 @@ SELECT is((SELECT count(*) FROM ctxgraph.tip_effects
 SELECT is_empty($$SELECT 1 FROM ctxgraph.harmful_when_followed WHERE skill = 'cve'$$,
                 'an unfitted skill lists no tip as harmful when followed');
 UPDATE ctxgraph.parameters SET value = 1e7 WHERE name = 'blame.max_work';
+
+-- ---------------------------------------------------------------------------------------------
+-- What a verdict means (5), in a skill of its own (web). A verdict right 9 times in 10 means 0.9
+-- only when scripts follow half the tips they see; where they follow 3 in 10, a "followed" verdict
+-- means 0.27 / (0.27 + 0.07).
+-- The cosine beside the judge: rule R-bg's 40 attempts retrieve G1 and G2, judged followed with
+-- cosines near 0.8 and ignored near 0.4 (a small deterministic spread), which teaches the fit how
+-- far this skill's cosine tells followed from ignored. Rule R-k retrieves K and N in 12 attempts:
+-- N judged followed in all; K judged ignored in all, but its cosine says the failing (even)
+-- attempts took it (0.9) and the passing ones did not (0.3). The judge alone clears K; the cosine,
+-- as far as the skill's own data trust it, puts the failures on K.
+-- ---------------------------------------------------------------------------------------------
+SELECT is(round(ctxgraph._follow_chance(true, 0.9, 0.3, NULL, NULL, NULL, NULL)::numeric, 6), round(0.27 / 0.34, 6),
+          'a verdict right 9 times in 10, at a base rate of 3 follows in 10, means 0.27 / 0.34');
+SELECT ctxgraph.add_skill('web', 'binary');
+SELECT tests.make_tip('web', 'R-bg', 'tip G1') AS g1 \gset
+SELECT tests.make_tip('web', 'R-bg', 'tip G2') AS g2 \gset
+SELECT tests.make_tip('web', 'R-k', 'tip K') AS k \gset
+SELECT tests.make_tip('web', 'R-k', 'tip N') AS n \gset
+SELECT sum(tests.set_follow('web', a.id, t.followed, CASE WHEN t.followed THEN 0.8 ELSE 0.4 END + 0.1 * sin(g * 7 + t.tip), ARRAY[t.tip]))
+  FROM generate_series(1, 40) AS g
+ CROSS JOIN LATERAL (SELECT tests.make_attempt_with_retrievals('web', 'bg-' || g, 'R-bg', 1, ARRAY[:g1, :g2]::bigint[],
+                                                              g % 4 < 2, CASE WHEN g % 4 >= 2 THEN 'clean_failure' END,
+                                                              '2026-11-20 10:00+00') AS id) AS a
+ CROSS JOIN LATERAL (VALUES (:g1::bigint, g % 2 = 0), (:g2::bigint, g % 3 = 0)) AS t (tip, followed);
+SELECT sum(tests.set_follow('web', a.id, false, CASE WHEN g % 2 = 0 THEN 0.9 ELSE 0.3 END, ARRAY[:k]::bigint[])
+           + tests.set_follow('web', a.id, true, 0.8, ARRAY[:n]::bigint[]))
+  FROM generate_series(1, 12) AS g
+ CROSS JOIN LATERAL (SELECT tests.make_attempt_with_retrievals('web', 'k-' || g, 'R-k', 1, ARRAY[:k, :n]::bigint[],
+                                                              g % 2 = 1, CASE WHEN g % 2 = 0 THEN 'clean_failure' END,
+                                                              '2026-11-20 10:00+00') AS id) AS a;
+-- A judge that is never wrong: the cosine's normals are the two verdicts' own means.
+UPDATE ctxgraph.parameters SET value = 1 WHERE name = 'blame.judge_reliability';
+SELECT ctxgraph.refresh_tip_effects('web', '2026-12-01');
+SELECT results_eq($$SELECT round((parameters #>> '{follow_cosine,followed_mean}')::numeric, 6),
+                           round((parameters #>> '{follow_cosine,ignored_mean}')::numeric, 6)
+                      FROM ctxgraph.tip_effects WHERE skill = 'web' LIMIT 1$$,
+                  $$SELECT round((avg(tip_followed_emb) FILTER (WHERE tip_followed_llm))::numeric, 6),
+                           round((avg(tip_followed_emb) FILTER (WHERE NOT tip_followed_llm))::numeric, 6)
+                      FROM ctxgraph.tip_retrievals WHERE skill = 'web'$$,
+                  'with a judge never wrong, the fitted cosine normals sit at the two verdicts'' means');
+UPDATE ctxgraph.parameters SET value = 0.9 WHERE name = 'blame.judge_reliability';
+SELECT ctxgraph.refresh_tip_effects('web', '2026-12-01');
+SELECT ok(pg_temp.blame(:k) > 0.9 AND pg_temp.blame(:n) < 0.05,
+          'the cosine sharpens the judge: K, judged ignored but close to every failing script, is blamed; N is not');
+UPDATE ctxgraph.parameters SET value = 0 WHERE name = 'blame.cosine_with_judge';
+SELECT ctxgraph.refresh_tip_effects('web', '2026-12-01');
+SELECT ok(pg_temp.blame(:k) < 0.5 AND (SELECT parameters -> 'follow_cosine' = 'null' FROM ctxgraph.tip_effects WHERE tip_id = :k),
+          'with blame.cosine_with_judge 0 the verdict stands alone: K, judged ignored, is not blamed, and no cosine fit is recorded');
+UPDATE ctxgraph.parameters SET value = 1 WHERE name = 'blame.cosine_with_judge';
+-- A cosine that says nothing of following (the same for every row) moves nothing.
+UPDATE ctxgraph.tip_retrievals SET tip_followed_emb = 0.5 WHERE skill = 'web';
+SELECT ctxgraph.refresh_tip_effects('web', '2026-12-01');
+SELECT ok(pg_temp.blame(:k) < 0.5 AND (SELECT parameters -> 'follow_cosine' = 'null' FROM ctxgraph.tip_effects WHERE tip_id = :k),
+          'a cosine that is the same for every row is not used: K is not blamed');
 
 UPDATE ctxgraph.parameters SET value = 0.3 WHERE name = 'blame.judge_reliability';
 SELECT throws_ok($$SELECT ctxgraph.refresh_tip_effects('stig', '2026-12-01')$$, '22023', NULL,

@@ -104,8 +104,9 @@ REVOKE ALL ON FUNCTION ctxgraph._ridge_step(double precision[], double precision
 
 -- _follow_chance: the chance that the script followed the tip, given a verdict right with
 -- reliability r either way, the base rate o at which scripts follow tips, and (when mu1 is given)
--- the cosine under two normals N(mu1, spread) for followed and N(mu0, spread) for ignored. Its
--- log likelihood ratio is held within +-ln(1000) (6.907755): the normals are a model, not the truth, in the tails.
+-- the cosine under two normals N(mu1, spread) for followed and N(mu0, spread) for ignored. Each
+-- normal keeps 2% of its weight for a stray cosine anywhere in [-1, 1] (density 0.5): real cosines
+-- have heavier tails than a normal, and one far from both means must not overrule the verdict.
 CREATE FUNCTION ctxgraph._follow_chance(followed boolean, r double precision, o double precision,
                                         cosine double precision, mu1 double precision, mu0 double precision,
                                         spread double precision)
@@ -114,10 +115,10 @@ LANGUAGE sql IMMUTABLE PARALLEL SAFE
 -- One expression and no SET clause, so that the planner inlines it into the fit's scans.
 RETURN o * CASE WHEN followed THEN r ELSE 1 - r END
             * CASE WHEN cosine IS NULL OR mu1 IS NULL OR spread IS NULL OR spread <= 0 THEN 1
-                  ELSE exp(least(greatest(((cosine - mu0) ^ 2 - (cosine - mu1) ^ 2) / (2 * spread), -6.907755), 6.907755)) END
+                  ELSE (0.98 * exp(greatest(-((cosine - mu1) ^ 2) / (2 * spread), -700)) / sqrt(2 * pi() * spread) + 0.01) / (0.98 * exp(greatest(-((cosine - mu0) ^ 2) / (2 * spread), -700)) / sqrt(2 * pi() * spread) + 0.01) END
        / (o * CASE WHEN followed THEN r ELSE 1 - r END
             * CASE WHEN cosine IS NULL OR mu1 IS NULL OR spread IS NULL OR spread <= 0 THEN 1
-                  ELSE exp(least(greatest(((cosine - mu0) ^ 2 - (cosine - mu1) ^ 2) / (2 * spread), -6.907755), 6.907755)) END
+                  ELSE (0.98 * exp(greatest(-((cosine - mu1) ^ 2) / (2 * spread), -700)) / sqrt(2 * pi() * spread) + 0.01) / (0.98 * exp(greatest(-((cosine - mu0) ^ 2) / (2 * spread), -700)) / sqrt(2 * pi() * spread) + 0.01) END
           + (1 - o) * CASE WHEN followed THEN 1 - r ELSE r END);
 COMMENT ON FUNCTION ctxgraph._follow_chance(boolean, double precision, double precision, double precision, double precision, double precision, double precision) IS
     'Private: P(followed | verdict right with r, base rate o, cosine under N(mu1, spread) vs N(mu0, spread)); the cosine is left out when mu1 is NULL.';
@@ -517,7 +518,8 @@ BEGIN
                         ll_set[s + 1] := ll_set[s + 1] + lm + CASE WHEN own THEN 0 ELSE ln(base[att_rule[a]]) END;
                         CONTINUE;
                     END IF;
-                    m := exp(lm);
+                    -- exp() raises an error rather than return 0 below e^-745: floor it.
+                    m := exp(greatest(lm, -700));
                     IF own THEN
                         FOR i IN 1 .. cells LOOP
                             g := cell_g[i];
@@ -548,7 +550,7 @@ BEGIN
             END LOOP;
             total := 0;
             FOR x IN 1 .. n_sets * cells LOOP
-                ll[x] := exp(ll[x] - top);
+                ll[x] := exp(greatest(ll[x] - top, -700));
                 total := total + ll[x];
             END LOOP;
             new_q := array_fill(0.0::double precision, ARRAY[greatest(n, 1)]);
@@ -609,7 +611,7 @@ BEGIN
                                   'fitted_harm_share_mixture', (SELECT jsonb_agg(round(hp::numeric, 6) ORDER BY o)
                                                                   FROM unnest(harm_prior) WITH ORDINALITY AS x (hp, o)));
     UPDATE ctxgraph.tip_effects AS e
-       SET misleading_probability = o.q, parameters = e.parameters || summary
+       SET misleading_probability = least(greatest(o.q, 0), 1), parameters = e.parameters || summary
       FROM blame_members AS bm
       JOIN unnest(tip_ids, q) AS o (tip_id, q) ON o.tip_id = bm.representative
      WHERE e.skill = _fit_tip_blame.skill AND e.tip_id = bm.tip_id;

@@ -90,7 +90,9 @@ SELECT 1 / (abs(x[1] - 1) < 1e-12 AND abs(x[2] - 1) < 1e-12)::int
 SELECT misleading_probability FROM ctxgraph.tip_effects WHERE FALSE;
 SELECT 1 / (count(*) = 12)::int FROM ctxgraph.parameters WHERE name LIKE 'blame.%';
 -- _follow_chance: a verdict right 9 times in 10 at base rate 0.5 means 0.9; a cosine at mu1 with
--- mu1 - mu0 = spread = 1 multiplies the odds by e^0.5.
+-- mu1 - mu0 = spread = 1 multiplies the odds by (0.98 phi(0) + 0.01) / (0.98 phi(1) + 0.01).
 SELECT 1 / (abs(ctxgraph._follow_chance(true, 0.9, 0.5, NULL, NULL, NULL, NULL) - 0.9) < 1e-12)::int;
-SELECT 1 / (abs(ctxgraph._follow_chance(false, 0.9, 0.5, 1, 1, 0, 1) - 0.1 * exp(0.5) / (0.1 * exp(0.5) + 0.9)) < 1e-12)::int;
+SELECT 1 / (abs(ctxgraph._follow_chance(false, 0.9, 0.5, 1, 1, 0, 1)
+                - 0.1 * l.r / (0.1 * l.r + 0.9)) < 1e-12)::int
+  FROM (SELECT (0.98 / sqrt(2 * pi()) + 0.01) / (0.98 * exp(-0.5) / sqrt(2 * pi()) + 0.01) AS r) AS l;
 SELECT 1 / (NOT has_function_privilege('ctxgraph_scorer', 'ctxgraph._fit_tip_blame(text, timestamptz)', 'EXECUTE'))::int;

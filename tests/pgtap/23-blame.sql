@@ -7,7 +7,7 @@
 -- harm share per skill (how often a misleading tip's failure breaks the system), so the worlds
 -- whose failures are clean live in cve and those whose failures broke the system in stig.
 BEGIN;
-SELECT plan(25);
+SELECT plan(28);
 
 CREATE FUNCTION pg_temp.attempt(skill text, run_id text, rule_id text, tips bigint[], followed bigint[], passed boolean,
                                 failure text DEFAULT 'clean_failure')
@@ -221,9 +221,32 @@ SELECT ctxgraph.refresh_tip_effects('web', '2026-12-01');
 SELECT ok(pg_temp.blame(:k) < 0.5 AND (SELECT parameters -> 'follow_cosine' = 'null' FROM ctxgraph.tip_effects WHERE tip_id = :k),
           'a cosine that is the same for every row is not used: K is not blamed');
 
+-- Overwhelming evidence (1), in web: X followed in all 150 failures of R-sure, every one of which
+-- broke the system, and in none of its 150 passes; Y and Z followed now and then. Likelihoods of
+-- the other subsets fall below e^-745, where exp() raises an error instead of returning 0, and the
+-- posterior's sum may round past 1: the fit must survive both.
+SELECT tests.make_tip('web', 'R-sure', 'tip X') AS x \gset
+SELECT tests.make_tip('web', 'R-sure', 'tip Y') AS y \gset
+SELECT tests.make_tip('web', 'R-sure', 'tip Z') AS z \gset
+SELECT count(pg_temp.attempt('web', 'sure-' || g, 'R-sure', ARRAY[:x, :y, :z]::bigint[],
+                             CASE WHEN g % 2 = 0 THEN ARRAY[:x]::bigint[] ELSE '{}' END
+                             || CASE WHEN g % 3 = 0 THEN ARRAY[:y]::bigint[] ELSE '{}' END
+                             || CASE WHEN g % 5 = 0 THEN ARRAY[:z]::bigint[] ELSE '{}' END,
+                             g % 2 = 1, 'health_failure'))
+  FROM generate_series(1, 300) AS g;
+SELECT lives_ok($$SELECT ctxgraph.refresh_tip_effects('web', '2026-12-01')$$,
+                'overwhelming evidence: the fit neither underflows nor leaves [0, 1]');
+SELECT ok(pg_temp.blame(:x) = 1 AND pg_temp.blame(:y) < 0.01 AND pg_temp.blame(:z) < 0.01,
+          'and puts every failure on X: 1 for X, next to nothing for Y and Z');
+
 UPDATE ctxgraph.parameters SET value = 0.3 WHERE name = 'blame.judge_reliability';
 SELECT throws_ok($$SELECT ctxgraph.refresh_tip_effects('stig', '2026-12-01')$$, '22023', NULL,
                  'a judge reliability below 0.5 is refused (22023), not fitted');
+
+UPDATE ctxgraph.parameters SET value = 0.9 WHERE name = 'blame.judge_reliability';
+UPDATE ctxgraph.parameters SET value = 0.5 WHERE name = 'blame.cosine_with_judge';
+SELECT throws_ok($$SELECT ctxgraph.refresh_tip_effects('stig', '2026-12-01')$$, '22023', NULL,
+                 'blame.cosine_with_judge other than 0 or 1 is refused (22023), not fitted');
 
 SELECT * FROM finish();
 ROLLBACK;

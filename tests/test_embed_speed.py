@@ -110,6 +110,26 @@ def test_length_sorted_batches_give_the_cosines_of_one_by_one_encoding(
             follow_cosine(tip, alone[: len(chunks)], mode), abs=1e-5)
 
 
+def test_onnx_batches_hold_at_most_batch_tokens_padded_tokens(onnx_dir: Path, onnx_embedder: Embedder) -> None:
+    # The cap on a batch's tokens is what bounds the pass's memory: a batch of long chunks is cut
+    # short, short texts still share a batch, and the vectors are those of unbounded batches.
+    capped = Embedder(batch_size=8, batch_tokens=300, runtime="onnx-fp32", onnx_dir=onnx_dir)
+    chunks = capped.chunk(long_script("budget", 60))
+    texts = [*chunks, "sshd -t", "sysctl --system", "restart sshd after editing", "chmod 600 /etc/ssh/*key"]
+    lengths = [len(ids) for ids in capped._tokenizer(texts, truncation=True, max_length=capped.max_tokens)["input_ids"]]
+    batches = capped._token_batches(texts)
+    assert sorted(i for batch in batches for i in batch) == list(range(len(texts)))
+    for batch in batches:
+        assert len(batch) <= 8
+        assert len(batch) == 1 or len(batch) * max(lengths[i] for i in batch) <= 300
+    assert max(lengths) > 150, "some chunk must be long enough to go alone"
+    assert any(len(batch) == 1 and lengths[batch[0]] > 150 for batch in batches)
+    assert any(len(batch) > 1 for batch in batches), "the short texts share a batch"
+    np.testing.assert_allclose(np.sum(capped.encode(texts) * onnx_embedder.encode(texts), axis=1), 1.0, atol=1e-5)
+    with pytest.raises(ValueError, match="batch_tokens"):
+        Embedder(batch_tokens=0, runtime="torch")
+
+
 # -- the chunk cap ---------------------------------------------------------------------------------
 def test_cap_keeps_evenly_spread_chunks_with_the_first_and_last(torch_embedder: Embedder) -> None:
     script = long_script("cap", 120)  # short enough to be chunked whole under a cap of 5

@@ -175,6 +175,20 @@ def test_a_step_the_tip_orders_first_run_only_after_the_later_one():
     assert probability(VALIDATE_BEFORE, before) > probability(VALIDATE_BEFORE, after)
 
 
+def test_a_subcommand_counts_where_the_command_runs_it_not_where_it_is_an_argument():
+    tip = "Add a `ufw allow` rule for your SSH port before running `ufw enable`, otherwise you can lock yourself out."
+    # `ufw default allow outgoing` holds both words but runs the subcommand default, not allow.
+    enable_first = "ufw default deny incoming\nufw default allow outgoing\nufw --force enable\nufw allow OpenSSH\n"
+    allow_first = "ufw default deny incoming\nufw default allow outgoing\nufw allow OpenSSH\nufw --force enable\n"
+    assert evidence_of(tip, enable_first, "order") == {"ufw allow before ufw enable": 0.0}
+    assert evidence_of(tip, allow_first, "order") == {"ufw allow before ufw enable": 1.0}
+    assert probability(tip, allow_first) > probability(tip, enable_first)
+    # Options and their values before the subcommand do not hide it.
+    grafana = "Reset the admin password with `grafana-cli admin reset-admin-password`."
+    assert features(grafana, 'grafana-cli --homepath /usr/share/grafana admin reset-admin-password "$pw"\n')[
+        "prescribed_best"] == 1.0
+
+
 def test_order_is_read_where_a_function_runs_not_where_it_is_defined():
     tip = "Turn on mod_headers with `a2enmod headers`, then check it with `apachectl configtest` before you `systemctl reload apache2`."
     script = """#!/bin/bash

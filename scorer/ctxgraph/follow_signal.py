@@ -53,7 +53,7 @@ __all__ = [
     "extract_tip",
 ]
 
-SIGNAL_VERSION: Final[str] = "lexical-2"
+SIGNAL_VERSION: Final[str] = "lexical-3"
 
 # The most of a script the signal reads: 256 Ki characters, some 50 times the longest fix script of
 # the samples, read in about a second. Reading is linear in size and matching is linear in what was
@@ -533,6 +533,48 @@ def _command_names(line: str) -> set[str]:
     return names
 
 
+_SUBCOMMAND = re.compile(r"[a-z][a-z0-9-]*")
+
+
+def _first_arguments(command: str, line: str) -> set[str] | None:
+    """The first argument that is not an option of every run of ``command`` on a line (a
+    subcommand: ``enable`` in ``ufw --force enable``), or None where the line does not run it."""
+    found = None
+    line = re.sub(r"\$\{[^}]*\}", " VALUE ", line)  # ${key} is a value, not a command run in braces
+    for part in re.split(r"\|\||&&|[;|(){}`]|\$\(|\bthen\b|\bdo\b|\belse\b|\bif\b|\bwhile\b|\buntil\b|!", line):
+        tokens = part.split()
+        while tokens and (re.match(r"^[A-Za-z_]\w*=", tokens[0]) or tokens[0] in {"sudo", "exec", "command", "time", "nohup", "env"}):
+            tokens = tokens[1:]
+        if not tokens or tokens[0].strip("'\"").rsplit("/", 1)[-1] != command:
+            continue
+        found = found if found is not None else set()
+        # The first plain word after the options: an option's value (a path, a number, a quoted
+        # string) is passed over, so `grafana-cli --homepath /usr/share/grafana admin` runs admin.
+        for token in tokens[1:]:
+            word = token.strip("'\";,").lower()
+            if not token.startswith("-") and _SUBCOMMAND.fullmatch(word):
+                found.add(word)
+                break
+    return found
+
+
+def _subcommand_kept(tokens: list[str], line: str) -> bool:
+    """Whether a line that runs an item's command runs it with the item's subcommand: ``ufw allow``
+    is not ``ufw default allow outgoing``, though both words are there. Only an item of a command
+    and a plain lower-case word is held to this; a line that does not run the command (a config
+    file's ``user nobody``) is left to the token share."""
+    if len(tokens) < 2 or not _SUBCOMMAND.fullmatch(tokens[1]) or not _SUBCOMMAND.fullmatch(tokens[0]) \
+            or any(t in {"&&", "||", ";", "|"} for t in tokens):
+        return True  # not one command and its subcommand (a pipeline is matched token by token)
+    firsts = _first_arguments(tokens[0], line.lower())
+    if firsts is None or tokens[1] in firsts:
+        return True
+    # The subcommand is on the line but in another place: the line runs another subcommand with
+    # it as an argument (a $variable of that name is not the word). Where it is missing
+    # altogether, the token share already says so.
+    return re.search(rf"(?<![\w.$-]){re.escape(tokens[1])}(?![\w-])", line.lower()) is None
+
+
 def bounded_script(script: str, limit: int = MAX_SCRIPT_CHARS) -> tuple[str, bool]:
     """The part of ``script`` the signal reads, and whether the cap cut anything: the whole script up
     to ``limit`` characters, else its first and its last ``limit // 2`` characters, each cut back to
@@ -833,6 +875,8 @@ def _match(item: Item, view: ScriptView, warned: bool = False) -> float:
         # A command counts where it runs (sshd -t), not where its name is an argument (reload sshd).
         if not (head.lower() in _command_names(low) if item.kind == "command" else _has_token(head, line)):
             continue
+        if not _subcommand_kept(tokens, line):
+            continue
         if item.kind == "command" and rest:
             # A command is its subcommand and options: `systemctl daemon-reload` is not any
             # systemctl, `lvextend -r` not a plain lvextend.
@@ -858,7 +902,7 @@ def _line_matches(item: Item, line: str) -> bool:
     head = tokens[0]
     if not (head.lower() in _command_names(line.lower()) if item.kind == "command" else _has_token(head, line)):
         return False
-    return all(_has_token(t, line) for t in tokens[1:])
+    return _subcommand_kept(tokens, line) and all(_has_token(t, line) for t in tokens[1:])
 
 
 def _order(tip: TipItems, view: ScriptView) -> list[tuple[str, float]]:

@@ -3,7 +3,7 @@
 -- into the log with hand-picked verdicts and cosines. Floating values are compared after
 -- round(..., 6).
 BEGIN;
-SELECT plan(27);
+SELECT plan(29);
 
 -- ---------------------------------------------------------------------------------------------
 -- Contract (4)
@@ -194,6 +194,18 @@ SELECT unalike(pg_temp.plan_of($$SELECT ctxgraph.cohen_kappa(g, g + 1, g + 2, g 
                '%cohen_kappa%', 'cohen_kappa is inlined');
 SELECT unalike(pg_temp.plan_of($$SELECT ctxgraph.known_cosine(g::double precision) FROM generate_series(1, 3) AS g$$),
                '%known_cosine%', 'known_cosine is inlined');
+
+-- The sweep runs over bins of 0.001 of cosine, each bin's smallest cosine the candidate. cve now
+-- holds judge yes at 0.05, 0.45, 0.5, 0.55 and no at 0.1, 0.3, 0.42; a judge-ignored row at 0.4505
+-- shares 0.45's bin, so the candidate 0.45 calls 3 yes and 1 no followed (n 8: observed 6/8,
+-- expected 0.5, kappa 0.5); 0.5 ties at 0.5 and the smaller candidate is kept; 0.4505, inside the
+-- bin, is no candidate.
+SELECT tests.make_retrieval('cve', 'run-1', 'CVE-2024-6387', :tip_c, false, 0.4505) AS binned \gset
+SELECT results_eq($$SELECT judged, best_threshold, round(best_kappa::numeric, 6) FROM cve.follow_agreement$$,
+                  $$VALUES (8::bigint, 0.45::double precision, 0.5)$$,
+                  'a cosine inside a bin counts with the bin: best_threshold 0.45 (0.5 ties), best_kappa 0.5');
+SELECT unalike(pg_temp.plan_of($$SELECT best_threshold FROM ctxgraph.follow_agreement$$),
+               '%Sort Key: %.emb DESC%', 'the sweep sorts bins, not the judged rows by cosine');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -37,9 +37,9 @@ SELECT setseed(:seed) \gset seed_
 CREATE TABLE public.bench_load (n serial, step text NOT NULL, rows bigint, seconds double precision);
 SELECT clock_timestamp() AS t0 \gset
 
--- Runs: one every two days from January 2026, so the log spans ~11 months (monthly partitions).
+-- Runs: one every two days from January 2026 (160 runs span ~11 months); ids padded to the run count's width.
 INSERT INTO stig.runs (id, started_at, ended_at)
-SELECT format('bench-run-%s', lpad(i::text, 3, '0')), s, s + interval '20 hours'
+SELECT format('bench-run-%s', lpad(i::text, greatest(3, length(:'runs')), '0')), s, s + interval '20 hours'
   FROM generate_series(1, :runs) AS i,
        LATERAL (SELECT timestamptz '2026-01-05 06:00:00+00' + (i - 1) * interval '2 days' AS s) AS t;
 
@@ -66,7 +66,7 @@ SELECT i AS run_no, r AS rule_no,
 CREATE TEMP TABLE gen_attempts AS
 SELECT row_number() OVER (ORDER BY rr.run_no, rr.rule_no, n)::bigint AS id,
        rr.run_no, rr.rule_no, n AS attempt_number,
-       format('bench-run-%s', lpad(rr.run_no::text, 3, '0')) AS run_id,
+       format('bench-run-%s', lpad(rr.run_no::text, greatest(3, length(:'runs')), '0')) AS run_id,
        format('SV-%s', 200000 + rr.rule_no) AS rule_id,
        CASE WHEN rr.run_no = :runs AND rr.rule_no > 0.6 * :rules AND n = rr.n_attempts THEN NULL
             ELSE n = rr.n_attempts AND rr.last_passes END AS passed,

@@ -287,18 +287,27 @@ def test_a_prose_tip_is_compared_by_its_content_words_on_executable_lines():
     assert features(tip, does)["prose_overlap"] > features(tip, claims)["prose_overlap"] == 0.0
 
 
-def test_the_default_calibration_is_the_fit_on_the_sample_gold_labels():
+def test_the_default_calibration_is_the_fit_on_the_labelled_pool():
     pytest.importorskip("sentence_transformers")
     sys.path.insert(0, str(ROOT / "bench"))
     import follow_signal_auc as bench
 
-    pairs = bench.gold_pairs()
-    x = bench.design(pairs, bench.cosines(pairs, None))
-    y = np.array([p["followed"] for p in pairs], dtype=float)
+    sets = bench.labelled_sets()
+    assert "holdout_h" in sets and "holdout_h" not in bench.DEFAULT_POOL, "one set stays out of the default"
+    designs = {name: bench.design(sets[name], bench.cosines(sets[name], None)) for name in bench.DEFAULT_POOL}
+    labels = {name: np.array([p["followed"] for p in sets[name]], dtype=float) for name in bench.DEFAULT_POOL}
+    x, y, groups = bench.pool_rows(sets, designs, labels, bench.DEFAULT_POOL)
     coefficients, intercept = cal.fit(x, y, 1.0)
-    assert len(pairs) == cal.DEFAULT.examples and int(y.sum()) == cal.DEFAULT.positives
+    assert len(y) == cal.DEFAULT.examples and int(y.sum()) == cal.DEFAULT.positives
     assert np.allclose(coefficients, cal.DEFAULT.coefficients, atol=2e-4)
     assert abs(intercept - cal.DEFAULT.intercept) < 2e-4
+    # Its provenance: the pool cross-validated by whole rules or tips, and the band on those predictions.
+    predictions, folds = cal.cross_validate(x, y, groups)
+    assert folds == cal.DEFAULT.cv_folds
+    assert cal.auc(predictions.tolist(), y.astype(bool)) == pytest.approx(cal.DEFAULT.cv_auc, abs=5e-4)
+    assert float(np.mean((predictions >= 0.5) == y)) == pytest.approx(cal.DEFAULT.cv_accuracy, abs=5e-4)
+    low, high = cal.cascade_band(predictions, y.astype(bool), cal.DEFAULT.cascade_max_disagreement)
+    assert (low, high) == pytest.approx((cal.DEFAULT.cascade_low, cal.DEFAULT.cascade_high), abs=1e-4)
 
 
 def test_a_script_is_contrasted_with_the_tips_other_scripts():

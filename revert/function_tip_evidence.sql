@@ -4,6 +4,8 @@
 -- columns, so the function is replaced in place and eviction_candidates keeps selecting from it.
 BEGIN;
 
+DELETE FROM ctxgraph.parameters WHERE name = 'eviction.min_misleading_probability';
+
 COMMENT ON COLUMN ctxgraph.eviction_candidates.effect IS 'The tip''s effect when followed (ctxgraph.tip_effects): what eviction acts on.';
 COMMENT ON COLUMN ctxgraph.eviction_candidates.effect_upper_bound IS 'Upper bound of the effect at eviction.effect_z; below eviction.max_effect_upper the tip is retired.';
 

@@ -9,6 +9,7 @@ SELECT skill, tip_id, rule_id, body, reason, attempts, runs, followed_attempts, 
        effect_upper_bound, co_followed_tips
   FROM ctxgraph.eviction_candidates WHERE FALSE;
 SELECT tip_id, reason, effect FROM stig.eviction_candidates WHERE FALSE;
+SELECT 1 / count(*)::int FROM ctxgraph.parameters WHERE name = 'eviction.min_misleading_probability';
 SELECT 1 / (SELECT prosecdef FROM pg_catalog.pg_proc WHERE oid = 'ctxgraph.tip_evidence(text, timestamptz)'::regprocedure)::int;
 SELECT 1 / has_table_privilege('ctxgraph_ranker', 'stig.eviction_candidates', 'SELECT')::int;
 -- Behaviour, rolled back: over two runs, tip A is followed only in the attempts that fail and B in

@@ -7,7 +7,7 @@
 -- harm share per skill (how often a misleading tip's failure breaks the system), so the worlds
 -- whose failures are clean live in cve and those whose failures broke the system in stig.
 BEGIN;
-SELECT plan(28);
+SELECT plan(30);
 
 CREATE FUNCTION pg_temp.attempt(skill text, run_id text, rule_id text, tips bigint[], followed bigint[], passed boolean,
                                 failure text DEFAULT 'clean_failure')
@@ -115,7 +115,7 @@ SELECT is(pg_temp.blame(:s1), pg_temp.blame(:s2), 'S1 and S2, never apart, share
 SELECT cmp_ok(pg_temp.blame(:s1), '>', 0.9::double precision, 'and it is high: the attempts following them broke the system');
 
 -- ---------------------------------------------------------------------------------------------
--- What consumers do with it (7).
+-- What consumers do with it (9).
 -- ---------------------------------------------------------------------------------------------
 -- A (followed in two failures, ignored in two passes) sits near the line either way; the others
 -- are clear.
@@ -143,6 +143,14 @@ SELECT set_eq($$SELECT tip_id FROM ctxgraph.harmful_when_followed$$,
               format('VALUES (%s::bigint), (%s), (%s)', :b, :s1, :s2),
               'a stricter blame.misleading_above lists fewer: B, S1 and S2 (M, on clean failures only, stays below 0.999)');
 UPDATE ctxgraph.parameters SET value = 0.5 WHERE name = 'blame.misleading_above';
+-- Retiring asks eviction.min_misleading_probability, listing blame.misleading_above: past M's
+-- probability, M is still listed but no longer retired.
+UPDATE ctxgraph.parameters SET value = 0.999 WHERE name = 'eviction.min_misleading_probability';
+SELECT is_empty(format($$SELECT tip_id FROM ctxgraph.evict_tips('cve', '2026-12-01', true) WHERE tip_id = %s$$, :m),
+                'a stricter eviction.min_misleading_probability no longer retires M');
+SELECT ok((SELECT array_agg(tip_id) FROM ctxgraph.harmful_when_followed) @> ARRAY[:m]::bigint[],
+          'and harmful_when_followed still lists M for a reader');
+UPDATE ctxgraph.parameters SET value = 0.6 WHERE name = 'eviction.min_misleading_probability';
 
 -- ---------------------------------------------------------------------------------------------
 -- The work budget (3). One sweep over cve evaluates subsets x attempts x 15 grid cells: R-pair

@@ -522,15 +522,26 @@ def _words_of(text: str) -> set[str]:
     return {w.lower() for w in re.findall(r"[\w.@+:/-]+", text)}
 
 
-def _command_names(line: str) -> set[str]:
-    names = set()
+def _command_runs(line: str) -> list[list[str]]:
+    """Each simple command of a line as its words, from the program on: the line is cut at ``;``,
+    pipes, ``&&``, subshells and shell keywords, and leading assignments and wrappers (``sudo``,
+    ``env``, ...) are passed over."""
+    runs = []
     for part in re.split(r"\|\||&&|[;|(){}`]|\$\(|\bthen\b|\bdo\b|\belse\b|\bif\b|\bwhile\b|\buntil\b|!", line):
         tokens = part.split()
         while tokens and (re.match(r"^[A-Za-z_]\w*=", tokens[0]) or tokens[0] in {"sudo", "exec", "command", "time", "nohup", "env"}):
             tokens = tokens[1:]
         if tokens:
-            names.add(tokens[0].strip("'\"").rsplit("/", 1)[-1])
-    return names
+            runs.append(tokens)
+    return runs
+
+
+def _program(tokens: list[str]) -> str:
+    return tokens[0].strip("'\"").rsplit("/", 1)[-1]
+
+
+def _command_names(line: str) -> set[str]:
+    return {_program(tokens) for tokens in _command_runs(line)}
 
 
 _SUBCOMMAND = re.compile(r"[a-z][a-z0-9-]*")
@@ -540,12 +551,9 @@ def _first_arguments(command: str, line: str) -> set[str] | None:
     """The first argument that is not an option of every run of ``command`` on a line (a
     subcommand: ``enable`` in ``ufw --force enable``), or None where the line does not run it."""
     found = None
-    line = re.sub(r"\$\{[^}]*\}", " VALUE ", line)  # ${key} is a value, not a command run in braces
-    for part in re.split(r"\|\||&&|[;|(){}`]|\$\(|\bthen\b|\bdo\b|\belse\b|\bif\b|\bwhile\b|\buntil\b|!", line):
-        tokens = part.split()
-        while tokens and (re.match(r"^[A-Za-z_]\w*=", tokens[0]) or tokens[0] in {"sudo", "exec", "command", "time", "nohup", "env"}):
-            tokens = tokens[1:]
-        if not tokens or tokens[0].strip("'\"").rsplit("/", 1)[-1] != command:
+    # ${key} is a value, not a command run in braces.
+    for tokens in _command_runs(re.sub(r"\$\{[^}]*\}", " VALUE ", line)):
+        if _program(tokens) != command:
             continue
         found = found if found is not None else set()
         # The first plain word after the options: an option's value (a path, a number, a quoted

@@ -37,11 +37,14 @@ SELECT setseed(:seed) \gset seed_
 CREATE TABLE public.bench_load (n serial, step text NOT NULL, rows bigint, seconds double precision);
 SELECT clock_timestamp() AS t0 \gset
 
--- Runs: one every two days from January 2026 (160 runs span ~11 months); ids padded to the run count's width.
+-- Runs: spread over 320 days from January 2026 whatever their number (160 runs: one every two days;
+-- 1,600: one every 4.8 hours), so the log always ends before today and eviction, the effects and the
+-- audit as of now() read the maintained levels, as they do in production; ids padded to the run
+-- count's width.
 INSERT INTO stig.runs (id, started_at, ended_at)
 SELECT format('bench-run-%s', lpad(i::text, greatest(3, length(:'runs')), '0')), s, s + interval '20 hours'
   FROM generate_series(1, :runs) AS i,
-       LATERAL (SELECT timestamptz '2026-01-05 06:00:00+00' + (i - 1) * interval '2 days' AS s) AS t;
+       LATERAL (SELECT timestamptz '2026-01-05 06:00:00+00' + (i - 1) * (interval '320 days' / :runs) AS s) AS t;
 
 -- Tips: tips_per_rule per rule, ids 1..rules*tips_per_rule, each with a 384-dim embedding so the
 -- heap rows have their real width (~1.6 kB) and the ranker's heap fetches are honest.
@@ -74,7 +77,7 @@ SELECT row_number() OVER (ORDER BY rr.run_no, rr.rule_no, n)::bigint AS id,
        floor(:tips_per_rule * random() ^ 2)::integer AS tip_base,
        CASE WHEN random() < 0.15 THEN 1 + floor(random() * :rules)::integer END AS other_rule,
        random() < 0.01 AS unlinked,
-       timestamptz '2026-01-05 06:00:00+00' + (rr.run_no - 1) * interval '2 days'
+       timestamptz '2026-01-05 06:00:00+00' + (rr.run_no - 1) * (interval '320 days' / :runs)
            + (rr.rule_no - 1) * (interval '20 hours' / :rules) + (n - 1) * interval '35 seconds' AS started_at
   FROM gen_rule_runs AS rr, generate_series(1, rr.n_attempts) AS n;
 

@@ -142,7 +142,7 @@ def adr_method(conn, skill: str, run_id: str, log_path: Path, sample: int) -> tu
     from ctxgraph.runlog import ScriptIndex, read_run_log
 
     index = ScriptIndex.from_run_log(read_run_log(log_path, run_id))
-    rows = scoring_pass.Store(conn).unscored_rows(skill, run_id)
+    rows = scoring_pass.Store(conn).scoring_candidates(skill, run_id)
     conn.commit()
     model = Embedder(runtime="torch")._model
     chosen = rows[:sample]

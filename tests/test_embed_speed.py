@@ -285,3 +285,18 @@ def test_pass_on_onnx_matches_torch(conn: psycopg.Connection, seed, monkeypatch:
     assert on_onnx.embed_runtime == "onnx-fp32" and on_torch.embed_runtime == "torch"
     assert on_onnx.chunks_encoded == on_torch.chunks_encoded  # another model id: nothing from torch's cache
     assert emb(conn, seeded.retrieval_ids) == pytest.approx(reference, abs=1e-4)
+
+
+def test_the_bench_times_the_adr_method_on_the_rows_a_pass_would_score(conn: psycopg.Connection, tmp_path: Path) -> None:
+    # make bench's scoring-pass part reads the rows to score the way the pass does; a rename in the
+    # store must break this test, not the benchmark on a user's machine.
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("bench_scoring_pass",
+                                                  Path(__file__).resolve().parents[1] / "bench" / "scoring_pass.py")
+    bench = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(bench)
+    tips_path, log_path, run_id = bench.build(tmp_path, 2, 2, f"test-{uuid.uuid4().hex[:8]}", distinct=True)
+    bench.load(conn, "stig", tips_path, log_path)
+    seconds, timed, rows = bench.adr_method(conn, "stig", run_id, log_path, 3)
+    assert (timed, rows) == (3, 4) and seconds > 0

@@ -30,7 +30,7 @@ INSERT INTO ctxgraph.parameters (name, value, description) VALUES
     ('blame.harm_share_points', 3, 'Blame: grid points over which each rule''s unknown share of misleading-tip failures that break the system is integrated out.'),
     ('blame.cosine_with_judge', 1, 'Blame: 1 to sharpen each judge verdict with the same row''s cosine, as far as the skill''s own cosines tell followed from ignored (fitted per refresh); 0 to use the verdict alone.'),
     ('blame.max_sweeps', 100, 'Blame: most sweeps of the fit (it stops earlier when no probability and no fitted share moves by 1e-4).'),
-    ('blame.max_work', 1e7, 'Blame: most likelihood terms one sweep may evaluate (subsets x attempts x grid cells, about 2 million a second); blocks shrink to fit, and a skill too large even for blocks of one tip is left unfitted (misleading_probability NULL) with a notice.');
+    ('blame.max_work', 1e7, 'Blame: most likelihood terms one sweep may evaluate (subsets x attempts x grid cells, about 2 million a second); blocks shrink to fit, and a skill too large even for blocks of one tip is fitted with each rule at a point estimate (blame_method mean_field), whose sweep costs one pass over the units.');
 
 ALTER TABLE ctxgraph.tip_effects ADD COLUMN misleading_probability double precision
     CHECK (misleading_probability BETWEEN 0 AND 1);
@@ -123,6 +123,116 @@ RETURN o * CASE WHEN followed THEN r ELSE 1 - r END
 COMMENT ON FUNCTION ctxgraph._follow_chance(boolean, double precision, double precision, double precision, double precision, double precision, double precision) IS
     'Private: P(followed | verdict right with r, base rate o, cosine under N(mu1, spread) vs N(mu0, spread)); the cosine is left out when mu1 is NULL.';
 REVOKE ALL ON FUNCTION ctxgraph._follow_chance(boolean, double precision, double precision, double precision, double precision, double precision, double precision) FROM PUBLIC;
+
+-- _blame_mean_field: the same model for a skill too large for the exact blocks (blame.max_work).
+--
+-- The exact fit integrates each rule's pass rate and harm share over their grid, which couples
+-- every attempt of a rule to every one of its tips: a block's sweep reads all the rule's attempts.
+-- With hundreds of attempts per rule those posteriors are narrow, so here each rule keeps a point
+-- estimate instead (its posterior mean under a uniform prior, by EM responsibilities), and a tip's
+-- update reads only the attempts that retrieved it: each sweep costs one pass over the units,
+-- whatever the number of attempts per rule. Each tip is updated given the others' current
+-- probabilities (the expected factor the exact fit uses for tips outside a block), all tips at
+-- once and halfway towards their new value, so that two tips failing together do not both jump
+-- and both fall back in turn. Reads pg_temp.blame_units and pg_temp.blame_attempts as
+-- _fit_tip_blame leaves them; writes pg_temp.blame_mean_field (tip_id, q).
+CREATE FUNCTION ctxgraph._blame_mean_field(failure double precision, eps double precision,
+                                           prior_share double precision, max_sweeps integer)
+RETURNS jsonb
+LANGUAGE plpgsql
+SET search_path = pg_catalog, ctxgraph, pg_temp
+SET jit = off
+AS $$
+DECLARE
+    pi        double precision := prior_share;
+    n_tips    integer;
+    old_pi    double precision;
+    change    double precision;
+    sweep     integer := 0;
+    converged boolean := false;
+BEGIN
+    DROP TABLE IF EXISTS pg_temp.blame_mean_field;
+    CREATE TEMP TABLE blame_mean_field ON COMMIT DROP AS
+    SELECT DISTINCT bu.tip_id, prior_share AS q FROM blame_units AS bu;
+    ALTER TABLE blame_mean_field ADD PRIMARY KEY (tip_id);
+    n_tips := (SELECT count(*) FROM blame_mean_field);
+    -- Each rule's pass rate g and harm share h, from its attempts' outcomes alone to start.
+    DROP TABLE IF EXISTS pg_temp.blame_mf_rules;
+    CREATE TEMP TABLE blame_mf_rules ON COMMIT DROP AS
+    SELECT ba.rule_id, (count(*) FILTER (WHERE ba.outcome = 0) + 1.0) / (count(*) + 2.0) AS g, 0.5::double precision AS h
+      FROM blame_attempts AS ba GROUP BY ba.rule_id;
+    LOOP
+        sweep := sweep + 1;
+        -- Each attempt's expected log M (an attempt without units has M = 1).
+        DROP TABLE IF EXISTS pg_temp.blame_mf_attempts;
+        CREATE TEMP TABLE blame_mf_attempts ON COMMIT DROP AS
+        SELECT ba.attempt_key, ba.rule_id, ba.outcome, r.g, r.h,
+               coalesce(m.log_m, 0) AS log_m
+          FROM blame_attempts AS ba
+          JOIN blame_mf_rules AS r ON r.rule_id = ba.rule_id
+          LEFT JOIN (SELECT bu.attempt_key, sum(ln(greatest(1 - failure * bu.f * mf.q, 1e-300))) AS log_m
+                       FROM blame_units AS bu JOIN blame_mean_field AS mf ON mf.tip_id = bu.tip_id
+                      GROUP BY bu.attempt_key) AS m ON m.attempt_key = ba.attempt_key;
+        -- Each tip: prior log odds plus, over its attempts, log L(misleading) - log L(not), the
+        -- other tips of the attempt at their expected factor; then halfway there.
+        DROP TABLE IF EXISTS pg_temp.blame_mf_next;
+        CREATE TEMP TABLE blame_mf_next ON COMMIT DROP AS
+        SELECT s.tip_id,
+               1 / (1 + exp(least(greatest(-(ln(pi / (1 - pi)) + s.delta), -700), 700))) AS target
+          FROM (SELECT u.tip_id,
+                       sum(CASE a.outcome
+                               WHEN 0 THEN ln(greatest(1 - failure * u.f, 1e-300))
+                               ELSE ln(greatest(CASE a.outcome WHEN 2 THEN (1 - u.m1) * a.h + u.m1 * (1 - a.g) * eps
+                                                                ELSE (1 - u.m1) * (1 - a.h) + u.m1 * (1 - a.g) * (1 - eps) END, 1e-300))
+                                  - ln(greatest(CASE a.outcome WHEN 2 THEN (1 - u.m0) * a.h + u.m0 * (1 - a.g) * eps
+                                                                ELSE (1 - u.m0) * (1 - a.h) + u.m0 * (1 - a.g) * (1 - eps) END, 1e-300))
+                           END) AS delta
+                  FROM (SELECT bu.tip_id, bu.attempt_key, bu.f,
+                               exp(greatest(a.log_m - ln(greatest(1 - failure * bu.f * mf.q, 1e-300)), -700)) AS m0,
+                               exp(greatest(a.log_m - ln(greatest(1 - failure * bu.f * mf.q, 1e-300)), -700)) * (1 - failure * bu.f) AS m1
+                          FROM blame_units AS bu
+                          JOIN blame_mean_field AS mf ON mf.tip_id = bu.tip_id
+                          JOIN blame_mf_attempts AS a ON a.attempt_key = bu.attempt_key) AS u
+                  JOIN blame_mf_attempts AS a ON a.attempt_key = u.attempt_key
+                 GROUP BY u.tip_id) AS s;
+        SELECT coalesce(max(abs(n.target - mf.q)) / 2, 0) INTO change
+          FROM blame_mf_next AS n JOIN blame_mean_field AS mf ON mf.tip_id = n.tip_id;
+        UPDATE blame_mean_field AS mf SET q = (mf.q + n.target) / 2 FROM blame_mf_next AS n WHERE n.tip_id = mf.tip_id;
+        -- Each rule: a pass is the rule's own success; a failure is the rule's own with the
+        -- responsibility M (1 - g) e / L, a misleading tip's otherwise, which then tells how often
+        -- such failures break the system. Uniform priors, as the exact fit's grids.
+        DROP TABLE IF EXISTS pg_temp.blame_mf_rules;
+        CREATE TEMP TABLE blame_mf_rules ON COMMIT DROP AS
+        SELECT r.rule_id,
+               (r.passes + 1) / (r.passes + r.own_failures + 2) AS g,
+               (r.harm + 1) / (r.misled + 2) AS h
+          FROM (SELECT x.rule_id, count(*) FILTER (WHERE x.outcome = 0)::double precision AS passes,
+                       coalesce(sum(x.own) FILTER (WHERE x.outcome > 0), 0) AS own_failures,
+                       coalesce(sum(1 - x.own) FILTER (WHERE x.outcome > 0), 0) AS misled,
+                       coalesce(sum(1 - x.own) FILTER (WHERE x.outcome = 2), 0) AS harm
+                  FROM (SELECT a.rule_id, a.outcome,
+                               CASE WHEN a.outcome = 0 THEN 1
+                                    ELSE exp(a.log_m) * (1 - a.g) * CASE a.outcome WHEN 2 THEN eps ELSE 1 - eps END
+                                         / greatest(CASE a.outcome WHEN 2 THEN (1 - exp(a.log_m)) * a.h + exp(a.log_m) * (1 - a.g) * eps
+                                                                   ELSE (1 - exp(a.log_m)) * (1 - a.h) + exp(a.log_m) * (1 - a.g) * (1 - eps) END, 1e-300)
+                               END AS own
+                          FROM blame_mf_attempts AS a) AS x
+                 GROUP BY x.rule_id) AS r;
+        -- pi as in the exact fit: drawn towards the prior as if 10 more tips had it, at most 0.5.
+        old_pi := pi;
+        pi := least(greatest((coalesce((SELECT sum(mf.q) FROM blame_mean_field AS mf), 0) + 10 * prior_share) / (n_tips + 10), 0.001), 0.5);
+        change := greatest(change, abs(pi - old_pi));
+        converged := change < 1e-4;
+        EXIT WHEN converged OR sweep >= max_sweeps;
+    END LOOP;
+    RETURN jsonb_build_object('blame_sweeps', sweep, 'blame_converged', converged, 'fitted_misleading_share', round(pi::numeric, 6),
+                              'blame_work', (SELECT count(*) FROM blame_units) + (SELECT count(*) FROM blame_attempts));
+END
+$$;
+
+COMMENT ON FUNCTION ctxgraph._blame_mean_field(double precision, double precision, double precision, integer) IS
+    'Private: the blame fit for a skill past blame.max_work (rules at point estimates, each tip updated from its own attempts); reads and writes _fit_tip_blame''s temporary tables.';
+REVOKE ALL ON FUNCTION ctxgraph._blame_mean_field(double precision, double precision, double precision, integer) FROM PUBLIC;
 
 -- _fit_tip_blame: which tips fail the attempts that follow them, neighbours explained away.
 --
@@ -379,7 +489,7 @@ BEGIN
              ORDER BY c.tip_id, c.n DESC, c.rule_id) AS h;
     -- The work of one sweep: per block, every subset of its tips against every attempt of its rule
     -- and every grid cell. Blocks shrink until it fits blame.max_work; past that even for blocks
-    -- of one tip, the fit is not made (its cost would hold the scoring pass and eviction for hours).
+    -- of one tip, the rules' grids give way to point estimates (_blame_mean_field).
     cells := points * harm_points;
     LOOP
         SELECT coalesce(sum(ceil(greatest(c.tips, 1)::numeric / max_block) * 2 ^ least(max_block, c.tips) * c.attempts), 0) * cells
@@ -392,11 +502,18 @@ BEGIN
         max_block := max_block - 1;
     END LOOP;
     IF work > max_work THEN
-        summary := jsonb_build_object('blame_method', 'not_fitted', 'blame_work', work, 'blame.max_work', max_work);
-        RAISE NOTICE 'ctxgraph: the blame fit of % was not made: one sweep would evaluate % terms, above blame.max_work (%)',
-            skill, work, max_work;
-        UPDATE ctxgraph.tip_effects AS e SET misleading_probability = NULL, parameters = e.parameters || summary
-         WHERE e.skill = _fit_tip_blame.skill;
+        -- Too large for exact blocks even of one tip: rules at point estimates (_blame_mean_field).
+        summary := jsonb_build_object('blame.judge_reliability', judge_reliability, 'blame.embedding_reliability', embedding_reliability,
+                                      'blame.misleading_failure', failure, 'blame.unexplained_harm', eps,
+                                      'blame.prior_misleading', prior_share, 'blame.max_sweeps', max_sweeps,
+                                      'blame.cosine_with_judge', use_cosine::int, 'blame.max_work', max_work,
+                                      'exact_blame_work', work, 'blame_method', 'mean_field')
+                   || ctxgraph._blame_mean_field(failure, eps, prior_share, max_sweeps);
+        UPDATE ctxgraph.tip_effects AS e
+           SET misleading_probability = least(greatest(mf.q, 0), 1), parameters = e.parameters || summary
+          FROM blame_members AS bm
+          JOIN blame_mean_field AS mf ON mf.tip_id = bm.representative
+         WHERE e.skill = _fit_tip_blame.skill AND e.tip_id = bm.tip_id;
         RETURN summary;
     END IF;
     -- Blocks: every rule has at least one (a rule without tips of its own still fits its base

@@ -155,8 +155,9 @@ UPDATE ctxgraph.parameters SET value = 0.6 WHERE name = 'eviction.min_misleading
 -- ---------------------------------------------------------------------------------------------
 -- The work budget (3). One sweep over cve evaluates subsets x attempts x 15 grid cells: R-pair
 -- 2^2 x 12 x 15 = 720 and R-hard 2^3 x 10 x 15 = 1,200, 1,920 in all. Under 1,700 the blocks
--- shrink to one tip each (720 + 3 x 2 x 10 x 15 = 1,620); under 1,000 not even that fits, and the
--- fit is not made: no probability rather than a fit that holds the pass for hours.
+-- shrink to one tip each (720 + 3 x 2 x 10 x 15 = 1,620); under 1,000 not even that fits, and each
+-- rule's pass rate and harm share become point estimates (mean_field), whose sweep reads each
+-- unit once: the same tips come out blamed and cleared.
 -- ---------------------------------------------------------------------------------------------
 UPDATE ctxgraph.parameters SET value = 1700 WHERE name = 'blame.max_work';
 SELECT ctxgraph.refresh_tip_effects('cve', '2026-12-01');
@@ -167,11 +168,14 @@ SELECT results_eq(format($$SELECT parameters ->> 'blame_block_tips', parameters 
 UPDATE ctxgraph.parameters SET value = 1000 WHERE name = 'blame.max_work';
 SELECT ctxgraph.refresh_tip_effects('cve', '2026-12-01');
 SELECT is((SELECT count(*) FROM ctxgraph.tip_effects
-            WHERE skill = 'cve' AND misleading_probability IS NULL AND parameters ->> 'blame_method' = 'not_fitted'),
+            WHERE skill = 'cve' AND misleading_probability IS NOT NULL AND parameters ->> 'blame_method' = 'mean_field'
+              AND (parameters ->> 'blame_converged')::boolean),
           (SELECT count(*) FROM ctxgraph.tip_effects WHERE skill = 'cve'),
-          'over blame.max_work even for one-tip blocks: no cve tip gets a probability, and the fit says not_fitted');
-SELECT is_empty($$SELECT 1 FROM ctxgraph.harmful_when_followed WHERE skill = 'cve'$$,
-                'an unfitted skill lists no tip as harmful when followed');
+          'over blame.max_work even for one-tip blocks: every cve tip is fitted with the rules at point estimates, and it settled');
+SELECT ok(pg_temp.blame(:m) > 0.9 AND pg_temp.blame(:h) < 0.05
+          AND pg_temp.blame(:c) < 0.5 AND pg_temp.blame(:d) < 0.5 AND pg_temp.blame(:e) < 0.5
+          AND (SELECT array_agg(tip_id) FROM ctxgraph.harmful_when_followed WHERE skill = 'cve') = ARRAY[:m]::bigint[],
+          'and it tells the exact fit''s story: M blamed and listed, H (followed beside M) cleared, C, D and E not blamed');
 UPDATE ctxgraph.parameters SET value = 1e7 WHERE name = 'blame.max_work';
 
 -- ---------------------------------------------------------------------------------------------

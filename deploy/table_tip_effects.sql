@@ -129,13 +129,14 @@ REVOKE ALL ON FUNCTION ctxgraph._follow_chance(boolean, double precision, double
 -- The exact fit integrates each rule's pass rate and harm share over their grid, which couples
 -- every attempt of a rule to every one of its tips: a block's sweep reads all the rule's attempts.
 -- With hundreds of attempts per rule those posteriors are narrow, so here each rule keeps a point
--- estimate instead (its posterior mean under a uniform prior, by EM responsibilities), and a tip's
--- update reads only the attempts that retrieved it: each sweep costs one pass over the units,
--- whatever the number of attempts per rule. Each tip is updated given the others' current
--- probabilities (the expected factor the exact fit uses for tips outside a block), all tips at
--- once and halfway towards their new value, so that two tips failing together do not both jump
--- and both fall back in turn. Reads pg_temp.blame_units and pg_temp.blame_attempts as
--- _fit_tip_blame leaves them; writes pg_temp.blame_mean_field (tip_id, q).
+-- estimate instead (its posterior mean under a uniform prior, from EM responsibilities), and a
+-- tip's update reads only the attempts that retrieved it: each sweep costs two passes over the
+-- units, whatever the number of attempts per rule. Tips are updated one after another, each given
+-- the others' current probabilities (the expected factor the exact fit uses for tips outside a
+-- block), and every attempt's factor is moved as soon as one of its tips moves: two tips failing
+-- together do not both take the blame and both shed it in turn, as they would if all were
+-- updated at once. A tip that turns back halves its step, so one on the edge settles there. Reads pg_temp.blame_units and pg_temp.blame_attempts as _fit_tip_blame leaves
+-- them; writes pg_temp.blame_mean_field (tip_id, q).
 CREATE FUNCTION ctxgraph._blame_mean_field(failure double precision, eps double precision,
                                            prior_share double precision, max_sweeps integer)
 RETURNS jsonb
@@ -144,89 +145,181 @@ SET search_path = pg_catalog, ctxgraph, pg_temp
 SET jit = off
 AS $$
 DECLARE
-    pi        double precision := prior_share;
-    n_tips    integer;
-    old_pi    double precision;
-    change    double precision;
-    sweep     integer := 0;
-    converged boolean := false;
+    pi          double precision := prior_share;
+    tip_ids     bigint[];
+    q           double precision[];
+    step        double precision[];   -- each tip's step towards its new value (halved when it turns back)
+    direction   double precision[];   -- the sign of its last move
+    tip_start   integer[];   -- each tip's units are tip_start[t] .. tip_start[t + 1] - 1
+    unit_att    integer[];
+    unit_fd     double precision[];   -- failure * the chance the script followed the tip
+    att_rule    integer[];
+    att_outcome integer[];
+    log_m       double precision[];   -- each attempt's expected log product of (1 - d f q)
+    g           double precision[];
+    h           double precision[];
+    passes      double precision[];
+    own_fail    double precision[];
+    misled      double precision[];
+    harm        double precision[];
+    n_tips      integer;
+    n_atts      integer;
+    n_rules     integer;
+    t           integer;
+    u           integer;
+    a           integer;
+    r           integer;
+    fd          double precision;
+    lo          double precision;
+    m0          double precision;
+    m1          double precision;
+    m           double precision;
+    l0          double precision;
+    l1          double precision;
+    delta       double precision;
+    nq          double precision;
+    own         double precision;
+    old         double precision;
+    change      double precision;
+    sweep       integer := 0;
+    converged   boolean := false;
 BEGIN
-    DROP TABLE IF EXISTS pg_temp.blame_mean_field;
-    CREATE TEMP TABLE blame_mean_field ON COMMIT DROP AS
-    SELECT DISTINCT bu.tip_id, prior_share AS q FROM blame_units AS bu;
-    ALTER TABLE blame_mean_field ADD PRIMARY KEY (tip_id);
-    n_tips := (SELECT count(*) FROM blame_mean_field);
-    -- Each rule's pass rate g and harm share h, from its attempts' outcomes alone to start.
-    DROP TABLE IF EXISTS pg_temp.blame_mf_rules;
-    CREATE TEMP TABLE blame_mf_rules ON COMMIT DROP AS
-    SELECT ba.rule_id, (count(*) FILTER (WHERE ba.outcome = 0) + 1.0) / (count(*) + 2.0) AS g, 0.5::double precision AS h
-      FROM blame_attempts AS ba GROUP BY ba.rule_id;
+    -- Attempts and rules by index; units grouped by tip, each pointing at its attempt.
+    DROP TABLE IF EXISTS pg_temp.blame_mf_attempts;
+    CREATE TEMP TABLE blame_mf_attempts ON COMMIT DROP AS
+    SELECT ba.attempt_key, ba.outcome, dense_rank() OVER (ORDER BY ba.rule_id)::integer AS rule_idx,
+           row_number() OVER (ORDER BY ba.attempt_key)::integer AS idx
+      FROM blame_attempts AS ba;
+    SELECT coalesce(array_agg(x.rule_idx ORDER BY x.idx), '{}'), coalesce(array_agg(x.outcome ORDER BY x.idx), '{}'),
+           count(*), coalesce(max(x.rule_idx), 0)
+      INTO att_rule, att_outcome, n_atts, n_rules
+      FROM blame_mf_attempts AS x;
+    DROP TABLE IF EXISTS pg_temp.blame_mf_tips;
+    CREATE TEMP TABLE blame_mf_tips ON COMMIT DROP AS
+    SELECT d.tip_id, row_number() OVER (ORDER BY d.tip_id)::integer AS idx
+      FROM (SELECT DISTINCT bu.tip_id FROM blame_units AS bu) AS d;
+    SELECT coalesce(array_agg(x.tip_id ORDER BY x.idx), '{}'), count(*) INTO tip_ids, n_tips FROM blame_mf_tips AS x;
+    SELECT coalesce(array_agg(x.idx ORDER BY bt.idx, x.idx), '{}'), coalesce(array_agg(failure * bu.f ORDER BY bt.idx, x.idx), '{}')
+      INTO unit_att, unit_fd
+      FROM blame_units AS bu
+      JOIN blame_mf_tips AS bt ON bt.tip_id = bu.tip_id
+      JOIN blame_mf_attempts AS x ON x.attempt_key = bu.attempt_key;
+    tip_start := ARRAY(SELECT 1 + coalesce(sum(c.n) OVER (ORDER BY c.idx ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::integer
+                         FROM (SELECT bt.idx, count(*) AS n FROM blame_units AS bu JOIN blame_mf_tips AS bt ON bt.tip_id = bu.tip_id
+                                GROUP BY bt.idx) AS c ORDER BY c.idx)
+                 || (cardinality(unit_att) + 1);
+    q := array_fill(prior_share, ARRAY[greatest(n_tips, 1)]);
+    step := array_fill(1.0::double precision, ARRAY[greatest(n_tips, 1)]);
+    direction := array_fill(0.0::double precision, ARRAY[greatest(n_tips, 1)]);
+    log_m := array_fill(0.0::double precision, ARRAY[greatest(n_atts, 1)]);
+    FOR t IN 1 .. n_tips LOOP
+        FOR u IN tip_start[t] .. tip_start[t + 1] - 1 LOOP
+            log_m[unit_att[u]] := log_m[unit_att[u]] + ln(1 - unit_fd[u] * q[t]);
+        END LOOP;
+    END LOOP;
+    -- Each rule's pass rate g from its outcomes alone to start, its harm share h at one half.
+    passes := array_fill(0.0::double precision, ARRAY[greatest(n_rules, 1)]);
+    own_fail := array_fill(0.0::double precision, ARRAY[greatest(n_rules, 1)]);
+    FOR a IN 1 .. n_atts LOOP
+        IF att_outcome[a] = 0 THEN
+            passes[att_rule[a]] := passes[att_rule[a]] + 1;
+        ELSE
+            own_fail[att_rule[a]] := own_fail[att_rule[a]] + 1;
+        END IF;
+    END LOOP;
+    g := array_fill(0.5::double precision, ARRAY[greatest(n_rules, 1)]);
+    h := array_fill(0.5::double precision, ARRAY[greatest(n_rules, 1)]);
+    FOR r IN 1 .. n_rules LOOP
+        g[r] := (passes[r] + 1) / (passes[r] + own_fail[r] + 2);
+    END LOOP;
+
     LOOP
         sweep := sweep + 1;
-        -- Each attempt's expected log M (an attempt without units has M = 1).
-        DROP TABLE IF EXISTS pg_temp.blame_mf_attempts;
-        CREATE TEMP TABLE blame_mf_attempts ON COMMIT DROP AS
-        SELECT ba.attempt_key, ba.rule_id, ba.outcome, r.g, r.h,
-               coalesce(m.log_m, 0) AS log_m
-          FROM blame_attempts AS ba
-          JOIN blame_mf_rules AS r ON r.rule_id = ba.rule_id
-          LEFT JOIN (SELECT bu.attempt_key, sum(ln(greatest(1 - failure * bu.f * mf.q, 1e-300))) AS log_m
-                       FROM blame_units AS bu JOIN blame_mean_field AS mf ON mf.tip_id = bu.tip_id
-                      GROUP BY bu.attempt_key) AS m ON m.attempt_key = ba.attempt_key;
-        -- Each tip: prior log odds plus, over its attempts, log L(misleading) - log L(not), the
-        -- other tips of the attempt at their expected factor; then halfway there.
-        DROP TABLE IF EXISTS pg_temp.blame_mf_next;
-        CREATE TEMP TABLE blame_mf_next ON COMMIT DROP AS
-        SELECT s.tip_id,
-               1 / (1 + exp(least(greatest(-(ln(pi / (1 - pi)) + s.delta), -700), 700))) AS target
-          FROM (SELECT u.tip_id,
-                       sum(CASE a.outcome
-                               WHEN 0 THEN ln(greatest(1 - failure * u.f, 1e-300))
-                               ELSE ln(greatest(CASE a.outcome WHEN 2 THEN (1 - u.m1) * a.h + u.m1 * (1 - a.g) * eps
-                                                                ELSE (1 - u.m1) * (1 - a.h) + u.m1 * (1 - a.g) * (1 - eps) END, 1e-300))
-                                  - ln(greatest(CASE a.outcome WHEN 2 THEN (1 - u.m0) * a.h + u.m0 * (1 - a.g) * eps
-                                                                ELSE (1 - u.m0) * (1 - a.h) + u.m0 * (1 - a.g) * (1 - eps) END, 1e-300))
-                           END) AS delta
-                  FROM (SELECT bu.tip_id, bu.attempt_key, bu.f,
-                               exp(greatest(a.log_m - ln(greatest(1 - failure * bu.f * mf.q, 1e-300)), -700)) AS m0,
-                               exp(greatest(a.log_m - ln(greatest(1 - failure * bu.f * mf.q, 1e-300)), -700)) * (1 - failure * bu.f) AS m1
-                          FROM blame_units AS bu
-                          JOIN blame_mean_field AS mf ON mf.tip_id = bu.tip_id
-                          JOIN blame_mf_attempts AS a ON a.attempt_key = bu.attempt_key) AS u
-                  JOIN blame_mf_attempts AS a ON a.attempt_key = u.attempt_key
-                 GROUP BY u.tip_id) AS s;
-        SELECT coalesce(max(abs(n.target - mf.q)) / 2, 0) INTO change
-          FROM blame_mf_next AS n JOIN blame_mean_field AS mf ON mf.tip_id = n.tip_id;
-        UPDATE blame_mean_field AS mf SET q = (mf.q + n.target) / 2 FROM blame_mf_next AS n WHERE n.tip_id = mf.tip_id;
-        -- Each rule: a pass is the rule's own success; a failure is the rule's own with the
-        -- responsibility M (1 - g) e / L, a misleading tip's otherwise, which then tells how often
-        -- such failures break the system. Uniform priors, as the exact fit's grids.
-        DROP TABLE IF EXISTS pg_temp.blame_mf_rules;
-        CREATE TEMP TABLE blame_mf_rules ON COMMIT DROP AS
-        SELECT r.rule_id,
-               (r.passes + 1) / (r.passes + r.own_failures + 2) AS g,
-               (r.harm + 1) / (r.misled + 2) AS h
-          FROM (SELECT x.rule_id, count(*) FILTER (WHERE x.outcome = 0)::double precision AS passes,
-                       coalesce(sum(x.own) FILTER (WHERE x.outcome > 0), 0) AS own_failures,
-                       coalesce(sum(1 - x.own) FILTER (WHERE x.outcome > 0), 0) AS misled,
-                       coalesce(sum(1 - x.own) FILTER (WHERE x.outcome = 2), 0) AS harm
-                  FROM (SELECT a.rule_id, a.outcome,
-                               CASE WHEN a.outcome = 0 THEN 1
-                                    ELSE exp(a.log_m) * (1 - a.g) * CASE a.outcome WHEN 2 THEN eps ELSE 1 - eps END
-                                         / greatest(CASE a.outcome WHEN 2 THEN (1 - exp(a.log_m)) * a.h + exp(a.log_m) * (1 - a.g) * eps
-                                                                   ELSE (1 - exp(a.log_m)) * (1 - a.h) + exp(a.log_m) * (1 - a.g) * (1 - eps) END, 1e-300)
-                               END AS own
-                          FROM blame_mf_attempts AS a) AS x
-                 GROUP BY x.rule_id) AS r;
+        change := 0;
+        -- Each tip in turn: prior log odds plus, over its attempts, log L(misleading) - log L(not).
+        FOR t IN 1 .. n_tips LOOP
+            delta := 0;
+            FOR u IN tip_start[t] .. tip_start[t + 1] - 1 LOOP
+                a := unit_att[u];
+                fd := unit_fd[u];
+                IF att_outcome[a] = 0 THEN
+                    delta := delta + ln(1 - fd);
+                    CONTINUE;
+                END IF;
+                r := att_rule[a];
+                lo := log_m[a] - ln(1 - fd * q[t]);
+                m0 := exp(greatest(lo, -700));
+                m1 := m0 * (1 - fd);
+                IF att_outcome[a] = 2 THEN
+                    l0 := (1 - m0) * h[r] + m0 * (1 - g[r]) * eps;
+                    l1 := (1 - m1) * h[r] + m1 * (1 - g[r]) * eps;
+                ELSE
+                    l0 := (1 - m0) * (1 - h[r]) + m0 * (1 - g[r]) * (1 - eps);
+                    l1 := (1 - m1) * (1 - h[r]) + m1 * (1 - g[r]) * (1 - eps);
+                END IF;
+                delta := delta + ln(l1 + 1e-300) - ln(l0 + 1e-300);
+            END LOOP;
+            nq := 1 / (1 + exp(least(greatest(-(ln(pi / (1 - pi)) + delta), -700), 700)));
+            old := q[t];
+            -- A tip that turns back (its neighbours or its rule answered its last move) takes half
+            -- the step it took: on evidence this strong the new value is a step function of the
+            -- others', and full steps would swing a tip on its edge from end to end for ever.
+            IF (nq - old) * direction[t] < 0 THEN
+                step[t] := step[t] / 2;
+            END IF;
+            direction[t] := sign(nq - old);
+            nq := old + step[t] * (nq - old);
+            IF abs(nq - old) > 1e-12 THEN
+                FOR u IN tip_start[t] .. tip_start[t + 1] - 1 LOOP
+                    log_m[unit_att[u]] := log_m[unit_att[u]] + ln(1 - unit_fd[u] * nq) - ln(1 - unit_fd[u] * old);
+                END LOOP;
+                q[t] := nq;
+                change := greatest(change, abs(nq - old));
+            END IF;
+        END LOOP;
+        -- Each rule: a pass is its own success; a failure is its own with the responsibility
+        -- M (1 - g) e / L, a misleading tip's otherwise, which then says how often such failures
+        -- break the system. Uniform priors, as the exact fit's grids.
+        passes := array_fill(0.0::double precision, ARRAY[greatest(n_rules, 1)]);
+        own_fail := array_fill(0.0::double precision, ARRAY[greatest(n_rules, 1)]);
+        misled := array_fill(0.0::double precision, ARRAY[greatest(n_rules, 1)]);
+        harm := array_fill(0.0::double precision, ARRAY[greatest(n_rules, 1)]);
+        FOR a IN 1 .. n_atts LOOP
+            r := att_rule[a];
+            IF att_outcome[a] = 0 THEN
+                passes[r] := passes[r] + 1;
+                CONTINUE;
+            END IF;
+            m := exp(greatest(log_m[a], -700));
+            IF att_outcome[a] = 2 THEN
+                own := m * (1 - g[r]) * eps / ((1 - m) * h[r] + m * (1 - g[r]) * eps + 1e-300);
+                harm[r] := harm[r] + 1 - own;
+            ELSE
+                own := m * (1 - g[r]) * (1 - eps) / ((1 - m) * (1 - h[r]) + m * (1 - g[r]) * (1 - eps) + 1e-300);
+            END IF;
+            own_fail[r] := own_fail[r] + own;
+            misled[r] := misled[r] + 1 - own;
+        END LOOP;
+        FOR r IN 1 .. n_rules LOOP
+            nq := (passes[r] + 1) / (passes[r] + own_fail[r] + 2);
+            change := greatest(change, abs(nq - g[r]));
+            g[r] := nq;
+            nq := (harm[r] + 1) / (misled[r] + 2);
+            change := greatest(change, abs(nq - h[r]));
+            h[r] := nq;
+        END LOOP;
         -- pi as in the exact fit: drawn towards the prior as if 10 more tips had it, at most 0.5.
-        old_pi := pi;
-        pi := least(greatest((coalesce((SELECT sum(mf.q) FROM blame_mean_field AS mf), 0) + 10 * prior_share) / (n_tips + 10), 0.001), 0.5);
-        change := greatest(change, abs(pi - old_pi));
+        old := pi;
+        pi := least(greatest((coalesce((SELECT sum(z) FROM unnest(q) AS z), 0) + 10 * prior_share) / (n_tips + 10), 0.001), 0.5);
+        change := greatest(change, abs(pi - old));
         converged := change < 1e-4;
         EXIT WHEN converged OR sweep >= max_sweeps;
     END LOOP;
+    DROP TABLE IF EXISTS pg_temp.blame_mean_field;
+    CREATE TEMP TABLE blame_mean_field ON COMMIT DROP AS
+    SELECT x.tip_id, x.q FROM unnest(tip_ids, q[1:n_tips]) AS x (tip_id, q);
     RETURN jsonb_build_object('blame_sweeps', sweep, 'blame_converged', converged, 'fitted_misleading_share', round(pi::numeric, 6),
-                              'blame_work', (SELECT count(*) FROM blame_units) + (SELECT count(*) FROM blame_attempts));
+                              'blame_work', 2 * cardinality(unit_att) + n_atts);
 END
 $$;
 
@@ -509,6 +602,9 @@ BEGIN
                                       'blame.cosine_with_judge', use_cosine::int, 'blame.max_work', max_work,
                                       'exact_blame_work', work, 'blame_method', 'mean_field')
                    || ctxgraph._blame_mean_field(failure, eps, prior_share, max_sweeps);
+        IF NOT (summary ->> 'blame_converged')::boolean THEN
+            RAISE NOTICE 'ctxgraph: the blame fit of % (mean_field) did not settle in blame.max_sweeps (%) sweeps', skill, max_sweeps;
+        END IF;
         UPDATE ctxgraph.tip_effects AS e
            SET misleading_probability = least(greatest(mf.q, 0), 1), parameters = e.parameters || summary
           FROM blame_members AS bm

@@ -582,6 +582,11 @@ def measure_eviction(conn: psycopg.Connection, args: argparse.Namespace) -> dict
     out["effects_methods"] = dict(conn.execute(
         "SELECT method, count(*) FROM ctxgraph.tip_effects WHERE skill = 'stig' GROUP BY method").fetchall())
     out["effects_fitted"] = fitted
+    # The blame fit inside it: which method the size called for, and whether it settled.
+    out["blame"] = conn.execute(
+        "SELECT parameters ->> 'blame_method', (parameters ->> 'blame_sweeps')::int, (parameters ->> 'blame_converged')::boolean,"
+        "       count(*) FILTER (WHERE misleading_probability IS NOT NULL)"
+        "  FROM ctxgraph.tip_effects WHERE skill = 'stig' GROUP BY 1, 2, 3 ORDER BY 4 DESC LIMIT 1").fetchone()
     reuse = [timed(lambda: conn.execute("SELECT ctxgraph.ensure_tip_effects('stig')").fetchone())[0]
              for _ in range(args.eviction_reps)]
     out["effects_reuse"] = summary(reuse)
@@ -589,6 +594,8 @@ def measure_eviction(conn: psycopg.Connection, args: argparse.Namespace) -> dict
            for _ in range(args.eviction_reps)]
     out["dry_run"] = summary([t for t, _ in dry])
     out["dry_run_candidates"] = dry[0][1][0]
+    out["dry_run_reasons"] = dict(conn.execute(
+        "SELECT split_part(reason, ':', 1), count(*) FROM ctxgraph.evict_tips('stig') GROUP BY 1 ORDER BY 1").fetchall())
     out["candidates_view"] = summary([timed(lambda: conn.execute(
         "SELECT count(*) FROM stig.eviction_candidates").fetchone())[0] for _ in range(args.eviction_reps)])
     out["tip_evidence_now"] = summary([timed(lambda: conn.execute(

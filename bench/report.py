@@ -117,9 +117,14 @@ def eviction_report(r: dict[str, Any]) -> list[str]:
     lines = ["", f"  {'eviction, median ms (n = ' + str(e['dry_run']['n']) + ')':<55} {'measured':>19}"]
     methods = ", ".join(f"{k} {v:,}" for k, v in sorted(e["effects_methods"].items()))
     lines.append(f"  {'effects fit, ensure_tip_effects (first call)':<55} {ms(e['effects_fit_ms']):>19}   ({methods})")
+    if e.get("blame"):
+        method, sweeps, converged, fitted_tips = e["blame"]
+        lines.append(f"  {'  of which the blame fit: method, sweeps':<55} {str(method) + ', ' + str(sweeps):>19}"
+                     f"   ({'settled' if converged else 'not settled'}; {fitted_tips:,} tips with a misleading probability)")
     lines.append(f"  {'ensure_tip_effects again, nothing changed (reused)':<55} {ms(e['effects_reuse']['median_ms']):>19}")
+    reasons = ", ".join(f"{k} {v:,}" for k, v in (e.get("dry_run_reasons") or {}).items())
     lines.append(f"  {'evict_tips dry run (' + str(e['dry_run_candidates']) + ' candidates)':<55} "
-                 f"{ms(e['dry_run']['median_ms']):>19}")
+                 f"{ms(e['dry_run']['median_ms']):>19}" + (f"   ({reasons})" if reasons else ""))
     lines.append(f"  {'eviction_candidates view':<55} {ms(e['candidates_view']['median_ms']):>19}")
     lines.append(f"  {'tip_evidence at now(): the maintained levels':<55} {ms(e['tip_evidence_now']['median_ms']):>19}")
     lines.append(f"  {'tip_evidence inside the log: the log path (baseline)':<55} {ms(e['tip_evidence_log_ms']):>19}"

@@ -179,6 +179,7 @@ DECLARE
     delta       double precision;
     nq          double precision;
     own         double precision;
+    skill_harm  double precision;
     old         double precision;
     change      double precision;
     sweep       integer := 0;
@@ -300,11 +301,16 @@ BEGIN
             own_fail[r] := own_fail[r] + own;
             misled[r] := misled[r] + 1 - own;
         END LOOP;
+        -- A rule's harm share is drawn towards the skill's, as if 10 more of its failures had been
+        -- a misleading tip's (the exact fit's skill-wide mixture over the harm grid does the same):
+        -- a rule with two such failures would otherwise swing from one end to the other.
+        skill_harm := (coalesce((SELECT sum(z) FROM unnest(harm) AS z), 0) + 1)
+                      / (coalesce((SELECT sum(z) FROM unnest(misled) AS z), 0) + 2);
         FOR r IN 1 .. n_rules LOOP
             nq := (passes[r] + 1) / (passes[r] + own_fail[r] + 2);
             change := greatest(change, abs(nq - g[r]));
             g[r] := nq;
-            nq := (harm[r] + 1) / (misled[r] + 2);
+            nq := (harm[r] + 10 * skill_harm) / (misled[r] + 10);
             change := greatest(change, abs(nq - h[r]));
             h[r] := nq;
         END LOOP;

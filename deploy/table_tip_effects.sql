@@ -135,8 +135,9 @@ REVOKE ALL ON FUNCTION ctxgraph._follow_chance(boolean, double precision, double
 -- the others' current probabilities (the expected factor the exact fit uses for tips outside a
 -- block), and every attempt's factor is moved as soon as one of its tips moves: two tips failing
 -- together do not both take the blame and both shed it in turn, as they would if all were
--- updated at once. A tip that turns back halves its step, so one on the edge settles there. Reads pg_temp.blame_units and pg_temp.blame_attempts as _fit_tip_blame leaves
--- them; writes pg_temp.blame_mean_field (tip_id, q).
+-- updated at once. A tip that turns back halves its step, so one on the edge settles there.
+-- Reads pg_temp.blame_units and pg_temp.blame_attempts as _fit_tip_blame leaves them; writes
+-- pg_temp.blame_mean_field (tip_id, q).
 CREATE FUNCTION ctxgraph._blame_mean_field(failure double precision, eps double precision,
                                            prior_share double precision, max_sweeps integer)
 RETURNS jsonb
@@ -219,20 +220,11 @@ BEGIN
         END LOOP;
     END LOOP;
     -- Each rule's pass rate g from its outcomes alone to start, its harm share h at one half.
-    passes := array_fill(0.0::double precision, ARRAY[greatest(n_rules, 1)]);
-    own_fail := array_fill(0.0::double precision, ARRAY[greatest(n_rules, 1)]);
-    FOR a IN 1 .. n_atts LOOP
-        IF att_outcome[a] = 0 THEN
-            passes[att_rule[a]] := passes[att_rule[a]] + 1;
-        ELSE
-            own_fail[att_rule[a]] := own_fail[att_rule[a]] + 1;
-        END IF;
-    END LOOP;
-    g := array_fill(0.5::double precision, ARRAY[greatest(n_rules, 1)]);
+    SELECT coalesce(array_agg(c.g ORDER BY c.rule_idx), '{0.5}')
+      INTO g
+      FROM (SELECT x.rule_idx, (count(*) FILTER (WHERE x.outcome = 0) + 1.0) / (count(*) + 2.0) AS g
+              FROM blame_mf_attempts AS x GROUP BY x.rule_idx) AS c;
     h := array_fill(0.5::double precision, ARRAY[greatest(n_rules, 1)]);
-    FOR r IN 1 .. n_rules LOOP
-        g[r] := (passes[r] + 1) / (passes[r] + own_fail[r] + 2);
-    END LOOP;
 
     LOOP
         sweep := sweep + 1;
@@ -544,6 +536,14 @@ BEGIN
         mu0 := NULL;
         spread := NULL;
     END IF;
+    -- What every fit records, exact or mean field: the parameters it read and the cosine's normals.
+    summary := jsonb_build_object('blame.judge_reliability', judge_reliability, 'blame.embedding_reliability', embedding_reliability,
+                                  'blame.misleading_failure', failure, 'blame.unexplained_harm', eps,
+                                  'blame.prior_misleading', prior_share, 'blame.max_sweeps', max_sweeps,
+                                  'blame.cosine_with_judge', use_cosine::int, 'blame.max_work', max_work,
+                                  'follow_cosine', CASE WHEN cosine_used THEN jsonb_build_object(
+                                      'followed_mean', round(mu1::numeric, 6), 'ignored_mean', round(mu0::numeric, 6),
+                                      'sd', round(sqrt(spread)::numeric, 6), 'iterations', cosine_iterations) END);
     -- Chances are kept inside [0.01, 0.99]: no single verdict is certain.
     DROP TABLE IF EXISTS pg_temp.blame_units;
     CREATE TEMP TABLE blame_units ON COMMIT DROP AS
@@ -602,11 +602,7 @@ BEGIN
     END LOOP;
     IF work > max_work THEN
         -- Too large for exact blocks even of one tip: rules at point estimates (_blame_mean_field).
-        summary := jsonb_build_object('blame.judge_reliability', judge_reliability, 'blame.embedding_reliability', embedding_reliability,
-                                      'blame.misleading_failure', failure, 'blame.unexplained_harm', eps,
-                                      'blame.prior_misleading', prior_share, 'blame.max_sweeps', max_sweeps,
-                                      'blame.cosine_with_judge', use_cosine::int, 'blame.max_work', max_work,
-                                      'exact_blame_work', work, 'blame_method', 'mean_field')
+        summary := summary || jsonb_build_object('exact_blame_work', work, 'blame_method', 'mean_field')
                    || ctxgraph._blame_mean_field(failure, eps, prior_share, max_sweeps);
         IF NOT (summary ->> 'blame_converged')::boolean THEN
             RAISE NOTICE 'ctxgraph: the blame fit of % (mean_field) did not settle in blame.max_sweeps (%) sweeps', skill, max_sweeps;
@@ -815,16 +811,10 @@ BEGIN
             skill, max_sweeps, change;
     END IF;
 
-    summary := jsonb_build_object('blame.judge_reliability', judge_reliability, 'blame.embedding_reliability', embedding_reliability,
-                                  'blame.misleading_failure', failure, 'blame.unexplained_harm', eps,
-                                  'blame.prior_misleading', prior_share, 'blame.max_block_tips', ctxgraph.param('blame.max_block_tips'),
+    summary := summary || jsonb_build_object('blame.max_block_tips', ctxgraph.param('blame.max_block_tips'),
                                   'blame.base_rate_points', points, 'blame.harm_share_points', harm_points,
-                                  'blame.max_sweeps', max_sweeps, 'blame.cosine_with_judge', use_cosine::int,
-                                  'follow_cosine', CASE WHEN cosine_used THEN jsonb_build_object(
-                                      'followed_mean', round(mu1::numeric, 6), 'ignored_mean', round(mu0::numeric, 6),
-                                      'sd', round(sqrt(spread)::numeric, 6), 'iterations', cosine_iterations) END,
                                   'blame_method', CASE WHEN partitioned THEN 'partitioned' ELSE 'exact' END,
-                                  'blame_block_tips', max_block, 'blame_work', work, 'blame.max_work', max_work,
+                                  'blame_block_tips', max_block, 'blame_work', work,
                                   'blame_sweeps', sweep, 'blame_converged', converged,
                                   'fitted_misleading_share', round(pi::numeric, 6),
                                   'fitted_harm_share_mixture', (SELECT jsonb_agg(round(hp::numeric, 6) ORDER BY o)

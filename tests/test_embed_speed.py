@@ -287,7 +287,7 @@ def test_pass_on_onnx_matches_torch(conn: psycopg.Connection, seed, monkeypatch:
     assert emb(conn, seeded.retrieval_ids) == pytest.approx(reference, abs=1e-4)
 
 
-def test_the_bench_times_the_adr_method_on_the_rows_a_pass_would_score(conn: psycopg.Connection, tmp_path: Path) -> None:
+def test_the_bench_runs_the_adr_method_on_the_rows_a_pass_would_score(conn: psycopg.Connection, tmp_path: Path) -> None:
     # make bench's scoring-pass part reads the rows to score the way the pass does; a rename in the
     # store must break this test, not the benchmark on a user's machine.
     import importlib.util
@@ -298,5 +298,5 @@ def test_the_bench_times_the_adr_method_on_the_rows_a_pass_would_score(conn: psy
     spec.loader.exec_module(bench)
     tips_path, log_path, run_id = bench.build(tmp_path, 2, 2, f"test-{uuid.uuid4().hex[:8]}", distinct=True)
     bench.load(conn, "stig", tips_path, log_path)
-    seconds, timed, rows = bench.adr_method(conn, "stig", run_id, log_path, 3)
-    assert (timed, rows) == (3, 4) and seconds > 0
+    _, sampled, rows = bench.adr_method(conn, "stig", run_id, log_path, 3)
+    assert (sampled, rows) == (3, 4)

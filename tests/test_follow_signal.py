@@ -615,3 +615,37 @@ def test_without_checks_a_wrong_band_decides_every_row_against_the_judge(conn, s
     assert asked == 0 and not summary.cascade.stopped
     assert set(_judge_statuses(conn, run.retrieval_ids).values()) == {"decided_by_signal"}
     _forget_run(conn, run)
+
+
+def test_a_later_run_starts_from_the_checks_of_the_earlier_runs(conn, seed):
+    """The first checks are the skill's, not every pass's: a second run under the same band and judge
+    pays none of them, and its summary names the earlier run's checks."""
+    first = seed_crypto_run(seed, rules=20)
+    _narrow_band(conn, first.skill)
+    # A share that selects nothing by hash: only the first checks are asked.
+    summary, asked = _cascade_pass(conn, first, _agreeing, cascade_check_share=1e-9)
+    assert asked == cal.CASCADE_CHECK_FIRST and not summary.cascade.stopped
+    second = seed_crypto_run(seed, rules=20)
+    summary, asked = _cascade_pass(conn, second, _agreeing, cascade_check_share=1e-9)
+    assert asked == summary.judge_calls == 0 and summary.judge_calls_saved == len(second.retrieval_ids)
+    assert (summary.cascade.earlier_checked, summary.cascade.earlier_disagreed) == (cal.CASCADE_CHECK_FIRST, 0)
+    assert summary.cascade.earlier_outside == summary.cascade.earlier_rows == len(first.retrieval_ids)
+    assert f"the skill's earlier runs: {cal.CASCADE_CHECK_FIRST} checked, 0 disagreed" in summary.render()
+
+
+def test_a_band_that_failed_on_an_earlier_run_is_not_trusted_on_the_next(conn, seed):
+    """The check's verdict outlives the pass: after a run on which the band broke its promise, the next
+    run asks the judge everywhere from its first row, although on its own (no first checks) it would
+    have decided most rows before seeing enough to stop."""
+    first = seed_crypto_run(seed, rules=20)
+    _narrow_band(conn, first.skill)
+    summary, _ = _cascade_pass(conn, first, _contradicting)
+    assert summary.cascade.stopped
+    second = seed_crypto_run(seed, rules=3)
+    summary, asked = _cascade_pass(conn, second, _contradicting, cascade_check_first=0)
+    assert summary.cascade.stopped and asked == summary.judge_calls == len(second.retrieval_ids)
+    assert summary.cascade.checked == 0 and summary.cascade.earlier_disagreed == summary.cascade.earlier_checked > 0
+    assert any(note.startswith("judge cascade not used") for note in summary.notes)
+    assert set(_judge_statuses(conn, second.retrieval_ids).values()) == {"judged"}
+    _forget_run(conn, first)
+    _forget_run(conn, second)

@@ -308,7 +308,11 @@ class CascadeCheck:
     The band promised at most ``max_disagreement`` of all rows decided against the judge: the
     check :attr:`stopped` once the one-sided 95% lower bound of the checked rows' disagreement,
     times the share of rows outside the band, exceeds that (and at least ``minimum`` rows were
-    checked). From then on the pass asks the judge everywhere."""
+    checked). From then on the pass asks the judge everywhere.
+
+    The evidence of the skill's earlier runs (:meth:`add_earlier`, from ctxgraph.cascade_track_record)
+    counts as checks made before the pass: the first checks are the skill's first, not every pass's,
+    and a band whose record already breaks its promise is stopped before the pass decides a row."""
 
     max_disagreement: float
     share: float = CASCADE_CHECK_SHARE
@@ -320,6 +324,17 @@ class CascadeCheck:
     disagreed: int = 0
     stopped: bool = False
     selections: int = 0
+    earlier_rows: int = 0
+    earlier_outside: int = 0
+    earlier_checked: int = 0
+    earlier_disagreed: int = 0
+
+    def add_earlier(self, questions: int, outside_band: int, checked: int, disagreed: int) -> None:
+        """Start from the record of the skill's earlier runs (distinct questions, those outside the
+        band, those of them the judge answered, those it disagreed on)."""
+        self.earlier_rows, self.earlier_outside = questions, outside_band
+        self.earlier_checked, self.earlier_disagreed = checked, disagreed
+        self._decide()
 
     def counted(self, outside_band: bool) -> None:
         self.rows += 1
@@ -331,25 +346,35 @@ class CascadeCheck:
         if self.share <= 0:
             return False
         bucket = int.from_bytes(hashlib.sha256(question.encode()).digest()[:4], "big") / 2**32
-        chosen = self.selections < self.first or bucket < self.share
+        chosen = self.earlier_checked + self.selections < self.first or bucket < self.share
         self.selections += chosen
         return chosen
 
     def observe(self, probability: float, followed: bool) -> None:
         self.checked += 1
         self.disagreed += (probability >= 0.5) != followed
-        if self.checked >= self.minimum and self.bound() > self.max_disagreement:
+        self._decide()
+
+    def _decide(self) -> None:
+        if self.checked + self.earlier_checked >= self.minimum and self.bound() > self.max_disagreement:
             self.stopped = True
 
     def bound(self) -> float:
-        """The lower bound of the share of all rows the band decides against the judge."""
-        outside_share = self.outside / self.rows if self.rows else 0.0
-        return _wilson_lower(self.disagreed, self.checked, _ONE_SIDED_95) * outside_share
+        """The lower bound of the share of all rows the band decides against the judge, on this pass's
+        checks and the earlier runs' together."""
+        rows, outside = self.rows + self.earlier_rows, self.outside + self.earlier_outside
+        outside_share = outside / rows if rows else 0.0
+        return _wilson_lower(self.disagreed + self.earlier_disagreed, self.checked + self.earlier_checked,
+                             _ONE_SIDED_95) * outside_share
 
     def describe(self) -> str:
         rate = f"{self.disagreed / self.checked:.0%}" if self.checked else "-"
-        return (f"{self.checked} rows outside the band checked with the judge, the signal disagreed on "
+        text = (f"{self.checked} rows outside the band checked with the judge, the signal disagreed on "
                 f"{self.disagreed} ({rate})")
+        if self.earlier_checked:
+            text += (f"; the skill's earlier runs: {self.earlier_checked} checked, {self.earlier_disagreed} "
+                     f"disagreed ({self.earlier_disagreed / self.earlier_checked:.0%})")
+        return text
 
 
 # The default, before a skill has its own: the fit on the pool of labelled pairs in the repository

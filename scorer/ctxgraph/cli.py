@@ -95,8 +95,9 @@ def build_parser() -> argparse.ArgumentParser:
                             "follow probability lies inside the calibration's cascade band (uncertain)")
     score.add_argument("--cascade-check", type=_share, default=CASCADE_CHECK_SHARE, metavar="SHARE",
                        help="with --judge-policy uncertain: the share of rows outside the band the judge is still "
-                            f"asked about (default {CASCADE_CHECK_SHARE}); when their verdicts show "
-                            "more disagreement than the band allows, the judge is asked everywhere. 0: no check")
+                            f"asked about (default {CASCADE_CHECK_SHARE}), besides the skill's first rows; when "
+                            "their verdicts, with those of the skill's earlier runs, show more disagreement than "
+                            "the band allows, the judge is asked everywhere. 0: no check")
     score.add_argument("--rescore", type=_reasons, default=(), metavar="REASON[,REASON]",
                        help="also score again the run's stamped rows whose judge or embedding status is one of "
                             "these (the statuses in ctxgraph.scoring_statuses, e.g. no_script,unparseable); "

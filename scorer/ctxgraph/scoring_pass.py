@@ -542,6 +542,19 @@ def _run(conn: psycopg.Connection, store: Store, config: PassConfig, summary: Pa
             cascade = calibration_leg.CascadeCheck(
                 max_disagreement=signal.calibration.cascade_max_disagreement or 0.03,
                 share=config.cascade_check_share, first=config.cascade_check_first)
+            if config.cascade_check_share > 0:
+                # The band's record on the skill's other runs, with this judge: checks already made
+                # count, and a band that broke its promise there is not trusted here.
+                record = Client(conn).cascade_track_record(
+                    config.skill, signal.calibration.calibration_id, follow_signal.SIGNAL_VERSION,
+                    judge.client.model, band, other_than_run=config.run_id)
+                cascade.add_earlier(record["questions"], record["outside_band"], record["checked"],
+                                    record["disagreed"])
+                if cascade.stopped:
+                    summary.notes.append(
+                        f"judge cascade not used: on the skill's earlier runs {cascade.describe()}, more than the "
+                        f"band's {cascade.max_disagreement:.0%} allows; the judge was asked for every row. "
+                        "ctxgraph calibrate fits a band on this skill's own verdicts")
             summary.cascade = cascade
 
     if embed.off_status is None and config.embed_plan == "run":

@@ -351,6 +351,15 @@ class Client:
         rows = self._call("current_follow_calibration", [skill, signal_version], rows=True)
         return rows[0] if rows else None
 
+    def cascade_track_record(self, skill: str, calibration_id: int | None, signal_version: str, judge_model: str,
+                             band: tuple[float, float], other_than_run: str | None = None) -> Row:
+        """ctxgraph.cascade_track_record: the cascade's evidence from the skill's earlier runs (questions,
+        outside_band, checked, disagreed) for one calibration (None: the default), signal and judge."""
+        rows = self._call("cascade_track_record",
+                          [skill, _Typed(calibration_id, "bigint"), signal_version, judge_model, band[0], band[1],
+                           _Typed(other_than_run, "text")], rows=True)
+        return rows[0]
+
     def follow_label_metrics(self, skill: str, retrieval_ids: Sequence[int], gold: Sequence[bool]) -> list[Row]:
         """ctxgraph.follow_label_metrics: each leg against gold labels (accuracy, kappa, AUC, thresholds)."""
         return self._call("follow_label_metrics", [skill, _bigints(retrieval_ids), _booleans(gold)], rows=True)

@@ -7,7 +7,7 @@
 -- against the catalog; then real attempts with SET LOCAL ROLE. Needs pgTAP, the fixtures of
 -- tests/fixtures/factories.sql, and a superuser (or CREATEROLE) session.
 BEGIN;
-SELECT plan(754);
+SELECT plan(759);
 
 CREATE ROLE ctxgraph_roles_probe NOLOGIN;
 -- ---------------------------------------------------------------------------------------------
@@ -135,6 +135,7 @@ SELECT set_eq(
                  ('function', 'ctxgraph.follow_label_metrics(text, bigint[], boolean[])'),
                  ('function', 'ctxgraph.save_follow_calibration(text, text, text, text[], double precision[], double precision, text, text, integer, integer, double precision, double precision, integer, double precision, double precision, double precision)'),
                  ('function', 'ctxgraph.current_follow_calibration(text, text)'),
+                 ('function', 'ctxgraph.cascade_track_record(text, bigint, text, text, double precision, double precision, text)'),
                  ('function', 'ctxgraph.begin_scoring_pass()'),
                  ('function', 'ctxgraph.end_scoring_pass(text, uuid)'),
                  ('function', 'ctxgraph.renew_scoring_leases(text, uuid)'),
@@ -1970,7 +1971,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
           'column grants on cve.scoring_null_reasons: none');
 
 -- ---------------------------------------------------------------------------------------------
--- Functions (240): EXECUTE for each role, both ways; PUBLIC never.
+-- Functions (245): EXECUTE for each role, both ways; PUBLIC never.
 -- ---------------------------------------------------------------------------------------------
 SELECT function_privs_are('ctxgraph', 'save_attempt', ARRAY['text', 'text', 'text', 'integer', 'text', 'timestamp with time zone', 'timestamp with time zone']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
@@ -2167,6 +2168,21 @@ SELECT function_privs_are('ctxgraph', 'current_follow_calibration', ARRAY['text'
 SELECT function_privs_are('ctxgraph', 'current_follow_calibration', ARRAY['text', 'text']::name[],
                           'ctxgraph_roles_probe', '{}'::name[],
                           'PUBLIC (a role with no grants) may not execute ctxgraph.current_follow_calibration(text, text)');
+SELECT function_privs_are('ctxgraph', 'cascade_track_record', ARRAY['text', 'bigint', 'text', 'text', 'double precision', 'double precision', 'text']::name[],
+                          'ctxgraph_writer', '{}'::name[],
+                          'ctxgraph_writer may not execute ctxgraph.cascade_track_record(text, bigint, text, text, double precision, double precision, text)');
+SELECT function_privs_are('ctxgraph', 'cascade_track_record', ARRAY['text', 'bigint', 'text', 'text', 'double precision', 'double precision', 'text']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.cascade_track_record(text, bigint, text, text, double precision, double precision, text)');
+SELECT function_privs_are('ctxgraph', 'cascade_track_record', ARRAY['text', 'bigint', 'text', 'text', 'double precision', 'double precision', 'text']::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph.cascade_track_record(text, bigint, text, text, double precision, double precision, text)');
+SELECT function_privs_are('ctxgraph', 'cascade_track_record', ARRAY['text', 'bigint', 'text', 'text', 'double precision', 'double precision', 'text']::name[],
+                          'ctxgraph_analyst', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_analyst may execute ctxgraph.cascade_track_record(text, bigint, text, text, double precision, double precision, text)');
+SELECT function_privs_are('ctxgraph', 'cascade_track_record', ARRAY['text', 'bigint', 'text', 'text', 'double precision', 'double precision', 'text']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.cascade_track_record(text, bigint, text, text, double precision, double precision, text)');
 SELECT function_privs_are('ctxgraph', 'begin_scoring_pass', '{}'::name[],
                           'ctxgraph_writer', '{}'::name[],
                           'ctxgraph_writer may not execute ctxgraph.begin_scoring_pass()');

@@ -585,8 +585,8 @@ def measure_eviction(conn: psycopg.Connection, args: argparse.Namespace) -> dict
     # The blame fit inside it: which method the size called for, and whether it settled.
     out["blame"] = conn.execute(
         "SELECT parameters ->> 'blame_method', (parameters ->> 'blame_sweeps')::int, (parameters ->> 'blame_converged')::boolean,"
-        "       count(*) FILTER (WHERE misleading_probability IS NOT NULL)"
-        "  FROM ctxgraph.tip_effects WHERE skill = 'stig' GROUP BY 1, 2, 3 ORDER BY 4 DESC LIMIT 1").fetchone()
+        "       count(*) FILTER (WHERE misleading_probability IS NOT NULL), (parameters ->> 'blame_moving_tips')::int"
+        "  FROM ctxgraph.tip_effects WHERE skill = 'stig' GROUP BY 1, 2, 3, 5 ORDER BY 4 DESC LIMIT 1").fetchone()
     reuse = [timed(lambda: conn.execute("SELECT ctxgraph.ensure_tip_effects('stig')").fetchone())[0]
              for _ in range(args.eviction_reps)]
     out["effects_reuse"] = summary(reuse)

@@ -118,9 +118,12 @@ def eviction_report(r: dict[str, Any]) -> list[str]:
     methods = ", ".join(f"{k} {v:,}" for k, v in sorted(e["effects_methods"].items()))
     lines.append(f"  {'effects fit, ensure_tip_effects (first call)':<55} {ms(e['effects_fit_ms']):>19}   ({methods})")
     if e.get("blame"):
-        method, sweeps, converged, fitted_tips = e["blame"]
+        method, sweeps, converged, fitted_tips, *rest = e["blame"]
+        moving = rest[0] if rest else None  # runs before the mean-field fit recorded it have four fields
+        settled = "settled" if converged else (
+            "not settled" + (f", {moving:,} tips still moving by > 0.001" if moving is not None else ""))
         lines.append(f"  {'  of which the blame fit: method, sweeps':<55} {str(method) + ', ' + str(sweeps):>19}"
-                     f"   ({'settled' if converged else 'not settled'}; {fitted_tips:,} tips with a misleading probability)")
+                     f"   ({settled}; {fitted_tips:,} tips with a misleading probability)")
     lines.append(f"  {'ensure_tip_effects again, nothing changed (reused)':<55} {ms(e['effects_reuse']['median_ms']):>19}")
     reasons = ", ".join(f"{k} {v:,}" for k, v in (e.get("dry_run_reasons") or {}).items())
     lines.append(f"  {'evict_tips dry run (' + str(e['dry_run_candidates']) + ' candidates)':<55} "

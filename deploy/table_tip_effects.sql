@@ -185,6 +185,8 @@ DECLARE
     change      double precision;
     sweep       integer := 0;
     converged   boolean := false;
+    moving      integer;   -- tips that moved by more than 0.001 in the sweep
+    tip_change  double precision;
 BEGIN
     -- Attempts and rules by index; units grouped by tip, each pointing at its attempt.
     DROP TABLE IF EXISTS pg_temp.blame_mf_attempts;
@@ -229,6 +231,7 @@ BEGIN
     LOOP
         sweep := sweep + 1;
         change := 0;
+        moving := 0;
         -- Each tip in turn: prior log odds plus, over its attempts, log L(misleading) - log L(not).
         FOR t IN 1 .. n_tips LOOP
             delta := 0;
@@ -268,8 +271,10 @@ BEGIN
                 END LOOP;
                 q[t] := nq;
                 change := greatest(change, abs(nq - old));
+                moving := moving + (abs(nq - old) > 1e-3)::integer;
             END IF;
         END LOOP;
+        tip_change := change;
         -- Each rule: a pass is its own success; a failure is its own with the responsibility
         -- M (1 - g) e / L, a misleading tip's otherwise, which then says how often such failures
         -- break the system. Uniform priors, as the exact fit's grids.
@@ -316,8 +321,12 @@ BEGIN
     DROP TABLE IF EXISTS pg_temp.blame_mean_field;
     CREATE TEMP TABLE blame_mean_field ON COMMIT DROP AS
     SELECT x.tip_id, x.q FROM unnest(tip_ids, q[1:n_tips]) AS x (tip_id, q);
+    -- Where it did not settle, how far from it: on a large skill the decisions settle long before
+    -- the last few tips stop drifting (docs/benchmarks.md).
     RETURN jsonb_build_object('blame_sweeps', sweep, 'blame_converged', converged, 'fitted_misleading_share', round(pi::numeric, 6),
-                              'blame_work', 2 * cardinality(unit_att) + n_atts);
+                              'blame_work', 2 * cardinality(unit_att) + n_atts,
+                              'blame_moving_tips', coalesce(moving, 0),
+                              'blame_last_tip_change', round(coalesce(tip_change, 0)::numeric, 6));
 END
 $$;
 
@@ -605,7 +614,8 @@ BEGIN
         summary := summary || jsonb_build_object('exact_blame_work', work, 'blame_method', 'mean_field')
                    || ctxgraph._blame_mean_field(failure, eps, prior_share, max_sweeps);
         IF NOT (summary ->> 'blame_converged')::boolean THEN
-            RAISE NOTICE 'ctxgraph: the blame fit of % (mean_field) did not settle in blame.max_sweeps (%) sweeps', skill, max_sweeps;
+            RAISE NOTICE 'ctxgraph: the blame fit of % (mean_field) did not settle in blame.max_sweeps (%) sweeps: % tips moved by more than 0.001 in the last one (largest %)',
+                skill, max_sweeps, summary ->> 'blame_moving_tips', summary ->> 'blame_last_tip_change';
         END IF;
         UPDATE ctxgraph.tip_effects AS e
            SET misleading_probability = least(greatest(mf.q, 0), 1), parameters = e.parameters || summary

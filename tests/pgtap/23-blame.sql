@@ -7,7 +7,7 @@
 -- harm share per skill (how often a misleading tip's failure breaks the system), so the worlds
 -- whose failures are clean live in cve and those whose failures broke the system in stig.
 BEGIN;
-SELECT plan(30);
+SELECT plan(32);
 
 CREATE FUNCTION pg_temp.attempt(skill text, run_id text, rule_id text, tips bigint[], followed bigint[], passed boolean,
                                 failure text DEFAULT 'clean_failure')
@@ -176,6 +176,17 @@ SELECT ok(pg_temp.blame(:m) > 0.9 AND pg_temp.blame(:h) < 0.05
           AND pg_temp.blame(:c) < 0.5 AND pg_temp.blame(:d) < 0.5 AND pg_temp.blame(:e) < 0.5
           AND (SELECT array_agg(tip_id) FROM ctxgraph.harmful_when_followed WHERE skill = 'cve') = ARRAY[:m]::bigint[],
           'and it tells the exact fit''s story: M blamed and listed, H (followed beside M) cleared, C, D and E not blamed');
+SELECT ok((SELECT bool_and((parameters ->> 'blame_moving_tips')::int = 0 AND (parameters ->> 'blame_last_tip_change')::float8 < 1e-4)
+             FROM ctxgraph.tip_effects WHERE skill = 'cve'),
+          'settled, it records that no tip moved in its last sweep');
+UPDATE ctxgraph.parameters SET value = 1 WHERE name = 'blame.max_sweeps';
+SELECT ctxgraph.refresh_tip_effects('cve', '2026-12-01');
+SELECT ok((SELECT bool_and(NOT (parameters ->> 'blame_converged')::boolean AND parameters ->> 'blame_sweeps' = '1'
+                           AND (parameters ->> 'blame_moving_tips')::int > 0
+                           AND (parameters ->> 'blame_last_tip_change')::float8 > 1e-3)
+             FROM ctxgraph.tip_effects WHERE skill = 'cve'),
+          'cut off after one sweep, it says it did not settle and how many tips were still moving, and how far');
+UPDATE ctxgraph.parameters SET value = 100 WHERE name = 'blame.max_sweeps';
 UPDATE ctxgraph.parameters SET value = 1e7 WHERE name = 'blame.max_work';
 
 -- ---------------------------------------------------------------------------------------------

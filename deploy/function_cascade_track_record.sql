@@ -53,6 +53,7 @@ BEGIN
         -- more than once, a verdict of this judge is preferred.
         SELECT DISTINCT ON (r.tip_id, s.script_sha256)
                r.follow_probability AS p,
+               r.follow_probability < low OR r.follow_probability > high AS outside,
                CASE WHEN s.llm_status = 'judged' AND s.judge_model = want_judge THEN r.tip_followed_llm END AS verdict
           FROM ctxgraph.tip_retrievals AS r
           JOIN ctxgraph.retrieval_scores AS s ON s.skill = r.skill AND s.retrieval_id = r.id
@@ -66,9 +67,9 @@ BEGIN
                   r.id
     )
     SELECT count(*),
-           count(*) FILTER (WHERE q.p < low OR q.p > high),
-           count(*) FILTER (WHERE (q.p < low OR q.p > high) AND q.verdict IS NOT NULL),
-           count(*) FILTER (WHERE (q.p < low OR q.p > high) AND (q.p >= 0.5) <> q.verdict)
+           count(*) FILTER (WHERE q.outside),
+           count(*) FILTER (WHERE q.outside AND q.verdict IS NOT NULL),
+           count(*) FILTER (WHERE q.outside AND (q.p >= 0.5) <> q.verdict)
       FROM question AS q;
 END
 $$;

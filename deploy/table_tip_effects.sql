@@ -221,10 +221,11 @@ BEGIN
             log_m[unit_att[u]] := log_m[unit_att[u]] + ln(1 - unit_fd[u] * q[t]);
         END LOOP;
     END LOOP;
-    -- Each rule's pass rate g from its outcomes alone to start, its harm share h at one half.
-    SELECT coalesce(array_agg(c.g ORDER BY c.rule_idx), '{0.5}')
-      INTO g
-      FROM (SELECT x.rule_idx, (count(*) FILTER (WHERE x.outcome = 0) + 1.0) / (count(*) + 2.0) AS g
+    -- Each rule's passes (fixed), its pass rate g from its outcomes alone to start, its harm share
+    -- h at one half. Every rule has an attempt, so rule_idx runs 1 .. n_rules without a gap.
+    SELECT coalesce(array_agg(c.passes ORDER BY c.rule_idx), '{0}'), coalesce(array_agg((c.passes + 1) / (c.n + 2) ORDER BY c.rule_idx), '{0.5}')
+      INTO passes, g
+      FROM (SELECT x.rule_idx, count(*) FILTER (WHERE x.outcome = 0)::double precision AS passes, count(*) AS n
               FROM blame_mf_attempts AS x GROUP BY x.rule_idx) AS c;
     h := array_fill(0.5::double precision, ARRAY[greatest(n_rules, 1)]);
 
@@ -278,16 +279,12 @@ BEGIN
         -- Each rule: a pass is its own success; a failure is its own with the responsibility
         -- M (1 - g) e / L, a misleading tip's otherwise, which then says how often such failures
         -- break the system. Uniform priors, as the exact fit's grids.
-        passes := array_fill(0.0::double precision, ARRAY[greatest(n_rules, 1)]);
         own_fail := array_fill(0.0::double precision, ARRAY[greatest(n_rules, 1)]);
         misled := array_fill(0.0::double precision, ARRAY[greatest(n_rules, 1)]);
         harm := array_fill(0.0::double precision, ARRAY[greatest(n_rules, 1)]);
         FOR a IN 1 .. n_atts LOOP
+            CONTINUE WHEN att_outcome[a] = 0;
             r := att_rule[a];
-            IF att_outcome[a] = 0 THEN
-                passes[r] := passes[r] + 1;
-                CONTINUE;
-            END IF;
             m := exp(greatest(log_m[a], -700));
             IF att_outcome[a] = 2 THEN
                 own := m * (1 - g[r]) * eps / ((1 - m) * h[r] + m * (1 - g[r]) * eps + 1e-300);

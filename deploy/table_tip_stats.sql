@@ -339,10 +339,19 @@ BEGIN
          CROSS JOIN LATERAL ctxgraph._tip_pair_aggregate(_tip_stats_apply.skill, p.tip_id, p.attempt_key) AS agg
          WHERE EXISTS (SELECT 1 FROM ctxgraph.tips AS t WHERE t.skill = _tip_stats_apply.skill AND t.id = p.tip_id)
     ),
+    -- The stored rows of the touched pairs, tip-rule and tip-run rows below are each looked up by
+    -- primary key, one probe per key (LATERAL ... OFFSET 0 keeps the subquery from being flattened
+    -- into a join). The plan is generic: as a join, with the partitioned parents unanalysed (what
+    -- autovacuum leaves), it estimated hundreds of rows for an attempt's five pairs and hashed the
+    -- skill's whole tip_rule_stats (39,319 rows at 1M retrievals, 8 ms of a 12 ms record_outcome)
+    -- instead of probing it five times; probes cost what the change touches, whatever the tables hold.
     stored AS (
-        SELECT a.* FROM ctxgraph.tip_attempt_stats AS a
-          JOIN pairs AS p ON p.tip_id = a.tip_id AND p.attempt_key = a.attempt_key
-         WHERE a.skill = _tip_stats_apply.skill
+        SELECT a.*
+          FROM pairs AS p
+         CROSS JOIN LATERAL (SELECT a.* FROM ctxgraph.tip_attempt_stats AS a
+                              WHERE a.skill = _tip_stats_apply.skill AND a.tip_id = p.tip_id
+                                AND a.attempt_key = p.attempt_key
+                             OFFSET 0) AS a
     ),
     gone AS (
         DELETE FROM ctxgraph.tip_attempt_stats AS a
@@ -383,8 +392,9 @@ BEGIN
           FROM (SELECT u.tip_id, u.rule_id, sum(u.sign) AS units, sum(u.sign * u.w) AS followed_n,
                        sum(u.sign * u.w * u.y) AS followed_sum, sum(u.sign * u.w * u.harmful::integer) AS harm_n
                   FROM units AS u GROUP BY u.tip_id, u.rule_id) AS d
-          LEFT JOIN ctxgraph.tip_rule_stats AS s
-            ON s.skill = _tip_stats_apply.skill AND s.tip_id = d.tip_id AND s.rule_id = d.rule_id
+          LEFT JOIN LATERAL (SELECT s.units, s.followed_n, s.followed_sum, s.harm_n FROM ctxgraph.tip_rule_stats AS s
+                              WHERE s.skill = _tip_stats_apply.skill AND s.tip_id = d.tip_id AND s.rule_id = d.rule_id
+                             OFFSET 0) AS s ON true
     ),
     rule_gone AS (
         DELETE FROM ctxgraph.tip_rule_stats AS s
@@ -404,8 +414,9 @@ BEGIN
         SELECT d.tip_id, d.run_id, coalesce(s.units, 0) AS before_units, coalesce(s.units, 0) + d.units AS units
           FROM (SELECT u.tip_id, u.run_id, sum(u.sign) AS units FROM units AS u
                  GROUP BY u.tip_id, u.run_id HAVING sum(u.sign) <> 0) AS d
-          LEFT JOIN ctxgraph.tip_run_stats AS s
-            ON s.skill = _tip_stats_apply.skill AND s.tip_id = d.tip_id AND s.run_id = d.run_id
+          LEFT JOIN LATERAL (SELECT s.units FROM ctxgraph.tip_run_stats AS s
+                              WHERE s.skill = _tip_stats_apply.skill AND s.tip_id = d.tip_id AND s.run_id = d.run_id
+                             OFFSET 0) AS s ON true
     ),
     run_gone AS (
         DELETE FROM ctxgraph.tip_run_stats AS s

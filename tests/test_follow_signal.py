@@ -163,6 +163,46 @@ def test_modes_and_owners_are_read_whichever_command_sets_them():
     assert evidence_of(sudo_tip, "install -m 0440 -o root /tmp/rule /etc/sudoers.d/50-ops\n", "value") == {"mode 0440": 1.0}
 
 
+def test_a_bound_is_kept_by_any_value_on_its_side():
+    tip = "Set `MaxAuthTries` to 4 or lower for sshd and reload sshd, so brute-force clients are cut off early."
+    assert [i.text for i in extract_tip(tip).prescribed if i.kind == "bound"] == ["MaxAuthTries <= 4"]
+    lower, equal, higher = (f"echo 'MaxAuthTries {n}' > /etc/ssh/sshd_config.d/10-auth.conf\nsystemctl reload sshd\n"
+                            for n in (3, 4, 6))
+    assert features(tip, lower)["value_conflict"] == features(tip, equal)["value_conflict"] == 0.0
+    assert features(tip, higher)["value_conflict"] == 1.0
+    assert evidence_of(tip, higher, "value") == {"MaxAuthTries <= 4 (script: 6)": 0.0}
+    # Found where its key is set, whatever the value: the bound is the value check's to judge.
+    assert evidence_of(tip, lower, "bound") == {"MaxAuthTries <= 4": 1.0}
+    assert probability(tip, lower) > probability(tip, higher)
+    # Without a verb, with "at least", with "=": the same bound; a key with a bound is not also held
+    # to the bound's own value.
+    assert [(i.kind, i.text) for i in extract_tip("`PASS_MAX_DAYS` 60 or less in /etc/login.defs.").prescribed
+            if i.kind in {"bound", "setting"}] == [("bound", "PASS_MAX_DAYS <= 60")]
+    assert [(i.kind, i.text) for i in extract_tip("Raise `minlen` to at least 15.").prescribed] == \
+        [("bound", "minlen >= 15"), ("word", "minlen")]
+    assert [(i.kind, i.text) for i in extract_tip("Set minlen = 15 or more in pwquality.conf.").prescribed
+            if i.kind in {"bound", "setting"}] == [("bound", "minlen >= 15")]
+    # "Set X to N" with no bound is the setting "X N"; prose that names no key, or a command, is none.
+    assert ("setting", "PASS_MAX_DAYS 60") in [(i.kind, i.text) for i in
+                                               extract_tip("Set PASS_MAX_DAYS to 60 in /etc/login.defs.").prescribed]
+    for prose in ("Set the timeout to 600 seconds or less.", "Reload nginx 2 or more times."):
+        assert not [i for i in extract_tip(prose).prescribed if i.kind in {"bound", "setting"}], prose
+    # On the warned side a bound would take the key's presence for the warned act: it is dropped.
+    assert not [i for i in extract_tip("Never set `MaxAuthTries` to 10 or more.").warned if i.kind == "bound"]
+
+
+def test_text_piped_into_a_writer_is_file_content_and_into_a_logger_is_not():
+    tip = "Set `LoginGraceTime 30` in a drop-in under /etc/ssh/sshd_config.d/."
+    tee = "echo 'LoginGraceTime 30' | sudo tee /etc/ssh/sshd_config.d/20-grace.conf >/dev/null\n"
+    logged = "echo 'LoginGraceTime 30 would be better' | logger -t hardening\n"
+    assert extract_script(tee).lines == [tee.strip()]
+    assert extract_script(logged).lines == []
+    assert features(tip, tee)["prescribed_specific"] > features(tip, logged)["prescribed_specific"]
+    # What is piped into a command that applies it (crontab -, chpasswd) is kept with the command.
+    assert extract_script("echo '0 3 * * * /usr/sbin/aide --check' | crontab -\n").lines == \
+        ["echo '0 3 * * * /usr/sbin/aide --check' | crontab -"]
+
+
 VALIDATE_BEFORE = "Validate a service's configuration before you restart it (`sshd -t`, `visudo -c`, ...)."
 
 

@@ -53,7 +53,7 @@ __all__ = [
     "extract_tip",
 ]
 
-SIGNAL_VERSION: Final[str] = "lexical-3"
+SIGNAL_VERSION: Final[str] = "lexical-4"
 
 # The most of a script the signal reads: 256 Ki characters, some 50 times the longest fix script of
 # the samples, read in about a second. Reading is linear in size and matching is linear in what was
@@ -103,6 +103,28 @@ _PATH = re.compile(r"(?<![\w$}])(/(?:[\w.@+-]+|\*|<[\w-]+>)(?:/(?:[\w.@+-]+|\*|<
 # Key value settings: CamelCase keys (sshd) or snake/lower keys with = (pwquality, auditd, sysctl).
 _SETTING_EQ = re.compile(r"\b([A-Za-z_][\w.-]*)\s*=\s*(-?[\w.%/@:-]+)")
 _SETTING_CAMEL = re.compile(r"\b([A-Z][a-z]+(?:[A-Z][a-z0-9]+)+)\s+([\w.,@%/:-]+)")
+# Prose that sets a key to a value, with a bound or without: "Set `MaxAuthTries` to 4 or lower",
+# "set PASS_MAX_DAYS to 60", "raise minlen to at least 15", "set X to no".
+_SET_TO = re.compile(
+    r"\b(?:set|setting|change|configure|raise|lower|increase|decrease|reduce|limit|cap)\s+"
+    r"(?:(?:the|a|an|its|[\w'-]+)\s+){0,3}?"
+    r"(?P<tick>`?)(?P<key>[A-Za-z_][\w.-]*\w)(?P=tick)\s+to\s+"
+    r"(?:(?P<pre>at most|at least|no more than|no less than|no fewer than|no higher than|no lower than)\s+)?"
+    r"`?(?P<value>-?\d+(?:\.\d+)?|[A-Za-z]+)`?"
+    r"(?:\s+(?!or\b)[a-z]+)?"
+    r"(?:\s*,?\s*(?P<post>or (?:lower|less|fewer|below|smaller|under|shorter|higher|more|greater|above|larger|over|longer)))?",
+    re.IGNORECASE)
+# The same bound without a verb: "`PASS_MAX_DAYS` 60 or less", "minlen = 15 or more".
+_KEY_BOUND = re.compile(
+    r"(?P<tick>`?)(?P<key>[A-Za-z_][\w.-]*\w)(?P=tick)\s*(?:\s(?:to|of|at)\s+|=\s*|\s)`?(?P<value>-?\d+(?:\.\d+)?)`?"
+    r"(?:\s+(?!or\b)[a-z]+)?\s*,?\s*(?P<post>or (?:lower|less|fewer|below|smaller|under|shorter|higher|more|greater|"
+    r"above|larger|over|longer))\b",
+    re.IGNORECASE)
+_AT_MOST: Final[frozenset[str]] = frozenset({"at most", "no more than", "no higher than", "lower", "less", "fewer",
+                                             "below", "smaller", "under", "shorter"})
+# Words that follow a CamelCase name in prose without being its value ("set ClientAliveInterval to").
+_NOT_VALUES: Final[frozenset[str]] = frozenset({"to", "is", "in", "and", "or", "for", "from", "with", "at", "of",
+                                               "the", "a", "an", "as", "be", "by"})
 _OPTION = re.compile(r"(?<![\w-])(--?[A-Za-z][\w-]*)")
 _WORD = re.compile(r"[A-Za-z0-9_][\w.@+:-]*")
 # Words too common in prose or scripts to say anything on their own.
@@ -219,8 +241,37 @@ def _clauses(text: str) -> list[tuple[str, bool]]:
     return out
 
 
+def _set_to_items(clause: str) -> list[Item]:
+    """"Set `Key` to N or lower" and its kin: a setting with its value ("Key N"), or a bound
+    ("Key <= N", "Key >= N") the script's value is compared with. The key must look like one
+    (backticked, or a name with ``_``, ``.``, digits or inner capitals): "set the timeout to 600"
+    names no key."""
+    items = []
+    for m in [*_SET_TO.finditer(clause), *_KEY_BOUND.finditer(clause)]:
+        key, value = m.group("key"), m.group("value")
+        coded = clause[m.start("key") - 1 : m.start("key")] == "`" or "=" in m.group(0)
+        if not coded and (key.lower() in _COMMANDS
+                          or not re.search(r"[_.]|[A-Z]{2}|[A-Z]\w*[a-z][A-Z]|[a-z][A-Z]", key)):
+            continue
+        number = re.fullmatch(r"-?\d+(?:\.\d+)?", value) is not None
+        bound = ((m.groupdict().get("pre") or "") or (m.group("post") or "").removeprefix("or ")).lower()
+        if bound and number:
+            items.append(Item("bound", f"{key} {'<=' if bound in _AT_MOST else '>='} {value}"))
+        elif number or value.lower() in _WORD_VALUES:
+            items.append(Item("setting", f"{key} {value}"))
+    return items
+
+
 def _items_of(clause: str) -> list[Item]:
-    items: list[Item] = []
+    items = _items_and_bounds(clause)
+    # A key with a bound is not also held to the bound's own value ("minlen = 15 or more": 16 keeps it).
+    bounded = {i.text.split()[0].lower() for i in items if i.kind == "bound"}
+    return [i for i in items if not (i.kind == "setting" and len(i.text.split()) == 2
+                                     and i.text.split()[0].lower() in bounded)]
+
+
+def _items_and_bounds(clause: str) -> list[Item]:
+    items: list[Item] = _set_to_items(clause)
     rest = clause
     for span in _BACKTICK.findall(clause):
         items.extend(_items_of_code(span.strip()))
@@ -237,7 +288,8 @@ def _items_of(clause: str) -> list[Item]:
     for value in re.findall(r"\bowned by\s+([\w-]+:[\w-]+)", rest, re.IGNORECASE):
         items.append(Item("setting", f"owner {value}"))
     for key, value in _SETTING_CAMEL.findall(rest):
-        items.append(Item("setting", f"{key} {value}"))
+        if value.lower() not in _NOT_VALUES:
+            items.append(Item("setting", f"{key} {value}"))
     tokens = rest.replace("(", " ").replace(")", " ").replace(",", " ").split()
     for i, token in enumerate(tokens):
         word = token.strip(".:;'\"")
@@ -339,7 +391,9 @@ def extract_tip(text: str) -> TipItems:
     groups: list[int] = []
     for clause, warns in _clauses(text):
         (tip.warned if warns else tip.prescribed).extend(_grouped_items(clause, groups))
-    tip.warned = _dedupe(tip.warned)
+    # A bound says which values are right; on the warned side ("never raise X to 6 or more") it
+    # would take the key's mere presence for the warned act.
+    tip.warned = [i for i in _dedupe(tip.warned) if i.kind != "bound"]
     warned = {(i.kind, i.text.lower()) for i in tip.warned}
     tip.prescribed = [i for i in _dedupe(tip.prescribed) if (i.kind, i.text.lower()) not in warned]
     tip.order = _order_pairs(text, warned)
@@ -354,7 +408,7 @@ _AFTER = re.compile(r"\bafter\b", re.IGNORECASE)
 _FIRST = re.compile(r"\bfirst\b", re.IGNORECASE)
 # Verbs that apply a change, named in prose ("before reloading sshd", "only then restart it").
 _APPLY_VERB = re.compile(r"\b(restart|restarting|reload|reloading|restarts|reloads)\b", re.IGNORECASE)
-_ORDER_KINDS: Final[frozenset[str]] = frozenset({"command", "path", "setting"})
+_ORDER_KINDS: Final[frozenset[str]] = frozenset({"command", "path", "setting", "bound"})
 
 
 def _order_side(text: str, warned: set[tuple[str, str]]) -> list[Item]:
@@ -719,6 +773,12 @@ def _expand(text: str, variables: dict[str, str]) -> str:
                   lambda m: variables.get(m.group(1) or m.group(2), m.group(0)), text)
 
 
+# Commands that only show or log what is piped into them.
+_MESSAGE_SINKS: Final[frozenset[str]] = frozenset({
+    "logger", "wall", "mail", "mailx", "systemd-cat", "cat", "less", "more", "column", "fold", "fmt", "head", "tail",
+})
+
+
 def _without_messages(line: str, message_funcs: set[str]) -> str:
     """Drop the arguments of echo/printf/logging calls unless they are written into a file."""
     parts = re.split(r"(\|\||&&|;)", line)
@@ -728,8 +788,15 @@ def _without_messages(line: str, message_funcs: set[str]) -> str:
         head = tokens[0] if tokens else ""
         if head in _MESSAGE_CMDS or head in message_funcs or _LOGGER.match(head or "-"):
             redirect = _FILE_REDIRECT.search(part)
+            consumer = part.split("|", 1)[1].split() if "|" in part else []
+            consumer = consumer[1:] if consumer[:1] == ["sudo"] else consumer
             if redirect and head in _MESSAGE_CMDS:
                 out.append(part)        # echo 'Key value' >> /etc/file: that is file content
+            elif head in _MESSAGE_CMDS and consumer and consumer[0] not in _MESSAGE_SINKS \
+                    and consumer[0] not in message_funcs and not _LOGGER.match(consumer[0]):
+                # echo 'Key value' | tee -a /etc/file, echo '...' | crontab -, ... | chpasswd: the
+                # text is what the next command writes or applies.
+                out.append(part)
             else:
                 out.append(" ")
         else:
@@ -849,6 +916,9 @@ def _match(item: Item, view: ScriptView, warned: bool = False) -> float:
     on lines that read (grep, test, ...) counts half: the script checked it, it did not write it.
     A warned item is looked for in what the lines do (:attr:`ScriptView.actions`): the pattern a
     grep looks for or a sed replaces is what the script removes, not what it does."""
+    if item.kind == "bound":
+        # Found where its key is set; whether the value keeps the bound is _values' check.
+        item = Item("setting", item.text.split()[0], item.group)
     text = _norm(item.text)
     lines = view.actions if warned else view.lines
     if item.kind == "word":
@@ -904,7 +974,7 @@ def _line_matches(item: Item, line: str) -> bool:
                          line, re.IGNORECASE) is not None
     if item.kind == "path":
         return _path_in(re.sub(r"<[\w-]+>|\*", "", item.text.lower()).rstrip("/"), line)
-    tokens = _tokens(item.text)
+    tokens = _tokens(item.text.split()[0] if item.kind == "bound" else item.text)
     if not tokens:
         return False
     head = tokens[0]
@@ -990,6 +1060,14 @@ def _values(tip: TipItems, view: ScriptView) -> list[tuple[str, float]]:
             keys[tokens[0].lower()] = keys.get(tokens[0].lower(), 0) + 1
     out = []
     for item in tip.prescribed:
+        if item.kind == "bound":
+            key, op, limit = item.text.split()
+            got = [g for g in _assigned(key, view) if re.fullmatch(r"-?\d+(?:\.\d+)?", g)]
+            if got:
+                kept = any(float(g) <= float(limit) if op == "<=" else float(g) >= float(limit) for g in got)
+                out.append((item.text + ("" if kept else f" (script: {', '.join(sorted(set(got))[:3])})"),
+                            1.0 if kept else 0.0))
+            continue
         tokens = _tokens(item.text)
         if item.kind != "setting" or len(tokens) != 2 or not _VALUE_KEY.fullmatch(tokens[0]):
             continue
@@ -1065,7 +1143,7 @@ def agreement(tip: TipItems, view: ScriptView) -> Features:
     # A warned command is done only when all of it is ("chmod -R", not any chmod).
     warned = [(item, m if m == 1.0 or item.kind not in {"command", "setting"} else 0.0)
               for item in tip.warned for m in [_match(item, view, warned=True)]]
-    specific = [(i, m) for i, m in prescribed if i.kind in {"command", "path", "setting"}]
+    specific = [(i, m) for i, m in prescribed if i.kind in {"command", "path", "setting", "bound"}]
     # Alternatives count once, by the best of them (the evidence keeps every one).
     every = prescribed
     prescribed = _best_of_groups(prescribed)

@@ -101,14 +101,14 @@ _CLAUSES = re.compile(
 _BACKTICK = re.compile(r"`([^`]+)`")
 _PATH = re.compile(r"(?<![\w$}])(/(?:[\w.@+-]+|\*|<[\w-]+>)(?:/(?:[\w.@+-]+|\*|<[\w-]+>))*/?)")
 # Key value settings: CamelCase keys (sshd) or snake/lower keys with = (pwquality, auditd, sysctl).
-_SETTING_EQ = re.compile(r"\b([A-Za-z_][\w.-]*)\s*=\s*(-?[\w.%/@:-]+)")
+_SETTING_EQ = re.compile(r"(?<![\w.-])([A-Za-z_][\w.-]{0,100})\s*=\s*(-?[\w.%/@:-]+)")
 _SETTING_CAMEL = re.compile(r"\b([A-Z][a-z]+(?:[A-Z][a-z0-9]+)+)\s+([\w.,@%/:-]+)")
 # Prose that sets a key to a value, with a bound or without: "Set `MaxAuthTries` to 4 or lower",
 # "set PASS_MAX_DAYS to 60", "raise minlen to at least 15", "set X to no".
 _SET_TO = re.compile(
     r"\b(?:set|setting|change|configure|raise|lower|increase|decrease|reduce|limit|cap)\s+"
     r"(?:(?:the|a|an|its|[\w'-]+)\s+){0,3}?"
-    r"(?P<tick>`?)(?P<key>[A-Za-z_][\w.-]*\w)(?P=tick)\s+to\s+"
+    r"(?P<tick>`?)(?<![\w.-])(?P<key>[A-Za-z_][\w.-]{0,100}\w)(?P=tick)\s+to\s+"
     r"(?:(?P<pre>at most|at least|no more than|no less than|no fewer than|no higher than|no lower than)\s+)?"
     r"`?(?P<value>-?\d+(?:\.\d+)?|[A-Za-z]+)`?"
     r"(?:\s+(?!or\b)[a-z]+)?"
@@ -116,7 +116,7 @@ _SET_TO = re.compile(
     re.IGNORECASE)
 # The same bound without a verb: "`PASS_MAX_DAYS` 60 or less", "minlen = 15 or more".
 _KEY_BOUND = re.compile(
-    r"(?P<tick>`?)(?P<key>[A-Za-z_][\w.-]*\w)(?P=tick)\s*(?:\s(?:to|of|at)\s+|=\s*|\s)`?(?P<value>-?\d+(?:\.\d+)?)`?"
+    r"(?P<tick>`?)(?<![\w.-])(?P<key>[A-Za-z_][\w.-]{0,100}\w)(?P=tick)\s*(?:\s(?:to|of|at)\s+|=\s*|\s)`?(?P<value>-?\d+(?:\.\d+)?)`?"
     r"(?:\s+(?!or\b)[a-z]+)?\s*,?\s*(?P<post>or (?:lower|less|fewer|below|smaller|under|shorter|higher|more|greater|"
     r"above|larger|over|longer))\b",
     re.IGNORECASE)

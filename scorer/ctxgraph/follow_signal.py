@@ -5,8 +5,8 @@ is close to every sshd tip, whichever direction it took. This signal reads direc
 
 - from the **tip**, the items it prescribes and the items it warns against: commands and their
   options (backticked spans, or a known command word followed by options), paths, settings
-  (``Key value`` / ``key = value``, "mode 0440", "owned by root:root"), services and other
-  technical words. A clause that says "never", "do not", "avoid", "is redundant", the part after
+  (``Key value`` / ``key = value``, "mode 0440", "owned by root:root", "set Key to N"), bounds
+  ("Key to 4 or lower", "at least 15"), services and other technical words. A clause that says "never", "do not", "avoid", "is redundant", the part after
   "instead of" / "rather than" / ", not", puts its items on the warned side; a negation ends at
   the clause (a colon, a semicolon, a dash, a comma before a new imperative). A clause that only
   calls something insufficient ("alone", "only changes", "does not update") and the consequence
@@ -15,14 +15,15 @@ is close to every sshd tip, whichever direction it took. This signal reads direc
   "A, then B", "A first", "After A, B") becomes pairs of items;
 - from the **script**, what its executable lines do: line continuations joined, comments removed,
   the text of ``echo``/``printf`` and of logging helpers removed unless it is redirected into a
-  file (then it is file content), heredoc bodies kept as file content unless ``cat`` only prints
+  file or piped into a command that writes or applies it (then it is file content), heredoc bodies kept as file content unless ``cat`` only prints
   them (usage text), commented-out lines of that content dropped, bodies of functions that are
   never called removed (a trap handler counts as called), simple ``NAME=value`` variables
   expanded; each line is placed where it runs (a function body at its first call), and the
   patterns a grep looks for or a sed replaces are set apart from what the line does;
 - **agreement**: each item is looked for in that executable text (options with their case,
   ``-aG`` as ``-a -G``, ``service X restart`` as ``systemctl restart X``, ``install -m`` as
-  ``chmod``); a prescribed ``Key value`` the script gives another value is a conflict, an order
+  ``chmod``); a prescribed ``Key value`` the script gives another value, or a value outside a
+  bound, is a conflict, an order
   the script reverses is broken; which matched is the evidence a reviewer reads, and a few
   numbers summarise it (:class:`Features`). A tip that names nothing specific falls back on its
   content words against the executable lines.
@@ -139,7 +140,8 @@ _STOP: Final[frozenset[str]] = frozenset("""
 
 @dataclass(frozen=True)
 class Item:
-    """One thing a tip names: ``kind`` is command, path, setting, option or word. Items that share
+    """One thing a tip names: ``kind`` is command, path, setting, bound ("Key <= N": any value on
+    that side keeps it), option or word. Items that share
     a ``group`` are alternatives ("`sshd -T`, `sysctl -n`, ...", "`lvextend -r` (`--resizefs`)"):
     the script needs one of them."""
 
@@ -780,7 +782,8 @@ _MESSAGE_SINKS: Final[frozenset[str]] = frozenset({
 
 
 def _without_messages(line: str, message_funcs: set[str]) -> str:
-    """Drop the arguments of echo/printf/logging calls unless they are written into a file."""
+    """Drop the arguments of echo/printf/logging calls unless they are written into a file or piped
+    into a command that writes or applies them."""
     parts = re.split(r"(\|\||&&|;)", line)
     out = []
     for part in parts:

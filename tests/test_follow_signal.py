@@ -183,9 +183,10 @@ def test_a_bound_is_kept_by_any_value_on_its_side():
     assert [(i.kind, i.text) for i in extract_tip("Set minlen = 15 or more in pwquality.conf.").prescribed
             if i.kind in {"bound", "setting"}] == [("bound", "minlen >= 15")]
     # "Set X to N" with no bound is the setting "X N"; prose that names no key, or a command, is none.
-    assert ("setting", "PASS_MAX_DAYS 60") in [(i.kind, i.text) for i in
-                                               extract_tip("Set PASS_MAX_DAYS to 60 in /etc/login.defs.").prescribed]
-    for prose in ("Set the timeout to 600 seconds or less.", "Reload nginx 2 or more times."):
+    for prose in ("Set PASS_MAX_DAYS to 60 in /etc/login.defs.", "Set PASS_MAX_DAYS to 60, then run `chage`."):
+        assert ("setting", "PASS_MAX_DAYS 60") in [(i.kind, i.text) for i in extract_tip(prose).prescribed], prose
+    for prose in ("Set the timeout to 600 seconds or less.", "Reload nginx 2 or more times.",
+                  "Set `net.ipv4.conf.all.rp_filter` to 1 or 2.", "Set `PermitRootLogin` to no, or prohibit-password."):
         assert not [i for i in extract_tip(prose).prescribed if i.kind in {"bound", "setting"}], prose
     # On the warned side a bound would take the key's presence for the warned act: it is dropped.
     assert not [i for i in extract_tip("Never set `MaxAuthTries` to 10 or more.").warned if i.kind == "bound"]

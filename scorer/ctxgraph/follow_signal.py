@@ -259,6 +259,8 @@ def _set_to_items(clause: str) -> list[Item]:
         bound = ((m.groupdict().get("pre") or "") or (m.group("post") or "").removeprefix("or ")).lower()
         if bound and number:
             items.append(Item("bound", f"{key} {'<=' if bound in _AT_MOST else '>='} {value}"))
+        elif re.match(r"`?\s*(?:/|,?\s*\bor\b)", clause[m.end("value"):]):
+            continue    # "to 1 or 2", "to yes/no": alternatives, not the one value the script must give
         elif number or value.lower() in _WORD_VALUES:
             items.append(Item("setting", f"{key} {value}"))
     return items

@@ -163,6 +163,25 @@ def test_modes_and_owners_are_read_whichever_command_sets_them():
     assert evidence_of(sudo_tip, "install -m 0440 -o root /tmp/rule /etc/sudoers.d/50-ops\n", "value") == {"mode 0440": 1.0}
 
 
+def test_a_mode_or_owner_item_is_found_whichever_command_sets_it():
+    tip = "Make the private key owned by opendkim:opendkim with mode 0600."
+    chmod = "chown -R opendkim:opendkim /etc/opendkim/keys\nchmod 600 /etc/opendkim/keys/a.private\n"
+    install = "install -o opendkim -g opendkim -m 0600 /tmp/a.private /etc/opendkim/keys/a.private\n"
+    for script in (chmod, install):
+        assert evidence_of(tip, script, "setting") == {"mode 0600": 1.0, "owner opendkim:opendkim": 1.0}, script
+        assert features(tip, script)["prescribed_missing"] == 0.0
+    wrong = "chown root:root /etc/opendkim/keys/a.private\nchmod 0644 /etc/opendkim/keys/a.private\n"
+    assert evidence_of(tip, wrong, "setting") == {"mode 0600": 0.5, "owner opendkim:opendkim": 0.5}
+    assert probability(tip, chmod) > probability(tip, wrong)
+
+
+def test_the_step_after_names_ends_at_the_next_and():
+    # "Run X after editing ... and only restart if it passes" does not order the restart before X.
+    tip = "Run `sssctl config-check` after editing the SSSD configuration and only restart sssd if it comes back clean."
+    assert extract_tip(tip).order == []
+    ordered = extract_tip("Restart sshd after running `sshd -t`.").order
+    assert [([i.text for i in a], [i.text for i in b]) for a, b in ordered] == [(["sshd -t"], ["restart or reload"])]
+
 def test_a_bound_is_kept_by_any_value_on_its_side():
     tip = "Set `MaxAuthTries` to 4 or lower for sshd and reload sshd, so brute-force clients are cut off early."
     assert [i.text for i in extract_tip(tip).prescribed if i.kind == "bound"] == ["MaxAuthTries <= 4"]

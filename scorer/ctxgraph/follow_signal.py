@@ -448,7 +448,10 @@ def _steps(sentence: str) -> list[str]:
         right = right.split(",", 1)[0]
         return [left, right]
     if (after := _AFTER.search(sentence)) and after.start() > 0:
-        return [sentence[after.end():].split(",", 1)[0], re.split(r",\s+(?:and\s+)?", sentence[: after.start()])[-1]]
+        # "Run `X` after editing the file and only restart if it passes": the step "after" names ends
+        # at the next comma or "and"; what follows is another step, not the earlier one.
+        return [re.split(r",|\s+and\s+", sentence[after.end():], maxsplit=1)[0],
+                re.split(r",\s+(?:and\s+)?", sentence[: after.start()])[-1]]
     if first := _FIRST.search(sentence):
         return [sentence[: first.end()], sentence[first.end():]]
     return [sentence]
@@ -898,6 +901,9 @@ _SERVICE_FORM = re.compile(r"\bservice\s+([\w@.-]+)\s+(start|stop|restart|reload
 _SYSTEMCTL_FORM = re.compile(r"\bsystemctl\s+((?:--?[\w-]+\s+)*)(start|stop|restart|reload|status|try-restart|enable|disable|mask)"
                              r"\s+((?:--?[\w-]+\s+)*)([\w@.-]+)")
 _INSTALL_MODE = re.compile(r"\b(?:install|mkdir)\b[^;|&]*?\s(?:-m\s*|--mode=)(0?[0-7]{3,4})")
+# A mode or an owner set by any command, as the tip's "mode 0600" / "owned by root:root" names it.
+_ANY_MODE = re.compile(r"(?:\bchmod(?:\s+-[A-Za-z]+)*|\b(?:install|mkdir)\b[^;|&]*?\s-m|--mode=?)\s*(0?[0-7]{3,4})\b")
+_ANY_OWNER = re.compile(r"\b(?:chown(?:\s+-[A-Za-z]+)*|install\b[^;|&]*?\s-o)\s+([\w-]+)(?::([\w-]+)|[^;|&]*?\s-g\s+([\w-]+))?")
 
 
 def _synonyms(line: str) -> str:
@@ -908,6 +914,12 @@ def _synonyms(line: str) -> str:
     extra = [f"systemctl {m.group(2)} {m.group(1)}" for m in _SERVICE_FORM.finditer(line)]
     extra += [f"service {m.group(4)} {m.group(2)}" for m in _SYSTEMCTL_FORM.finditer(line)]
     extra += [f"chmod {m.group(1)}" for m in _INSTALL_MODE.finditer(line)]
+    # "mode 0600" as a tip writes it, with and without the leading zero; "owner user:group" likewise.
+    for m in _ANY_MODE.finditer(line):
+        digits = m.group(1).lstrip("0").rjust(3, "0")
+        extra.append(f"mode 0{digits} mode {digits}")
+    for m in _ANY_OWNER.finditer(line):
+        extra.append(f"owner {m.group(1)}:{m.group(2) or m.group(3)}" if m.group(2) or m.group(3) else f"owner {m.group(1)}")
     if ".service" in line:
         extra.append(re.sub(r"(?<=[\w@-])\.service\b", "", line))
     return line if not extra else line + " ; " + " ; ".join(extra)

@@ -277,6 +277,21 @@ def test_a_trap_handler_runs_and_an_uncalled_function_does_not():
     assert matched(tip, uncalled)["kubectl uncordon <node>"] == 0.0
 
 
+def test_a_function_body_ends_where_its_braces_close_however_many_are_open():
+    from ctxgraph.follow_signal import _functions
+
+    lines = [(text, False) for text in ("outer() {", "  inner() {", "    echo in", "  }", "  echo out", "}",
+                                        "broken() {", "  echo never closed")]
+    assert _functions(lines) == {"outer": (0, 5), "inner": (1, 3), "broken": (6, 6)}
+    # A brace in a heredoc body (content) does not close anything.
+    lines[3] = ("  }", True)
+    assert _functions(lines)["inner"] == (1, 5)
+    # Thousands of definitions that never close (hostile input) are each read once: every one ends
+    # at its own line, as a body never closed does.
+    hostile = [("f() {", False)] * 20000
+    assert set(_functions(hostile).values()) == {(19999, 19999)}
+
+
 def test_a_printed_heredoc_is_a_message_and_a_commented_line_in_a_written_one_does_nothing():
     tip = "Check the syntax with `nginx -t` before reloading nginx."
     usage = "cat <<EOF\nUsage: run nginx -t yourself, then reload\nEOF\nsystemctl reload nginx\n"

@@ -550,9 +550,38 @@ def _heredoc_is_message(line: str) -> bool:
     return bool(head) and (head[0] == "cat" or bool(_LOGGER.match(head[0])))
 
 
+def _first_at_or_below(depths: list[int], minima: list[list[int]], after: int, threshold: int) -> int | None:
+    """The first index past ``after`` whose value is at most ``threshold`` (None if none), by a
+    table of minima over spans of 1, 2, 4, ... entries: one lookup per function definition costs
+    log(lines), where walking forward from each made a script of thousands of unclosed
+    definitions quadratic. ``minima`` is :func:`_span_minima` of ``depths``."""
+    position = after + 1
+    for level in range(len(minima) - 1, -1, -1):
+        if position + (1 << level) <= len(depths) and minima[level][position] > threshold:
+            position += 1 << level
+    return position if position < len(depths) and depths[position] <= threshold else None
+
+
+def _span_minima(values: list[int]) -> list[list[int]]:
+    """minima[k][i] = min(values[i : i + 2**k])."""
+    minima = [values]
+    while (1 << len(minima)) <= len(values):
+        previous, half = minima[-1], 1 << (len(minima) - 1)
+        minima.append([min(previous[i], previous[i + half]) for i in range(len(previous) - half)])
+    return minima
+
+
 def _functions(lines: list[tuple[str, bool]]) -> dict[str, tuple[int, int]]:
-    """Function name -> (first, last) line index of its body, by brace depth."""
+    """Function name -> (first, last) line index of its body, by brace depth: the body ends at
+    the first later line where the depth, counted from the definition, is back to 0 or below
+    (braces on content lines, heredoc bodies, do not count)."""
     spans: dict[str, tuple[int, int]] = {}
+    # depth[j]: the braces opened minus closed on lines 0..j.
+    depth, running = [], 0
+    for text, content in lines:
+        running += 0 if content else text.count("{") - text.count("}")
+        depth.append(running)
+    minima: list[list[int]] | None = None
     for start, (text, content) in enumerate(lines):
         if content:
             continue
@@ -565,22 +594,20 @@ def _functions(lines: list[tuple[str, bool]]) -> dict[str, tuple[int, int]]:
         if text.count("{") and text.count("{") == text.count("}"):
             spans[name] = (start, start)
             continue
-        depth = text.count("{") - text.count("}")
-        end = start
-        for j in range(start + 1, len(lines)):
-            body, is_content = lines[j]
-            if not is_content:
-                depth += body.count("{") - body.count("}")
-            if depth <= 0 and (body.strip().startswith("}") or depth < 0 or j > start):
-                if depth <= 0:
-                    end = j
-                    break
-        spans[name] = (start, end)
+        # Counted from the definition: the body is closed where depth[j] - depth[start] plus the
+        # definition line's own braces is 0 or below, i.e. depth[j] <= depth[start] - that line's.
+        minima = minima if minima is not None else _span_minima(depth)
+        end = _first_at_or_below(depth, minima, start, depth[start] - (text.count("{") - text.count("}")))
+        spans[name] = (start, start if end is None else end)
     return spans
 
 
 def _words_of(text: str) -> set[str]:
     return {w.lower() for w in re.findall(r"[\w.@+:/-]+", text)}
+
+
+_LEADING_ASSIGNMENT = re.compile(r"[A-Za-z_]\w*=")
+_WRAPPERS: Final[frozenset[str]] = frozenset({"sudo", "exec", "command", "time", "nohup", "env"})
 
 
 def _command_runs(line: str) -> list[list[str]]:
@@ -590,10 +617,11 @@ def _command_runs(line: str) -> list[list[str]]:
     runs = []
     for part in re.split(r"\|\||&&|[;|(){}`]|\$\(|\bthen\b|\bdo\b|\belse\b|\bif\b|\bwhile\b|\buntil\b|!", line):
         tokens = part.split()
-        while tokens and (re.match(r"^[A-Za-z_]\w*=", tokens[0]) or tokens[0] in {"sudo", "exec", "command", "time", "nohup", "env"}):
-            tokens = tokens[1:]
-        if tokens:
-            runs.append(tokens)
+        first = 0
+        while first < len(tokens) and (_LEADING_ASSIGNMENT.match(tokens[first]) or tokens[first] in _WRAPPERS):
+            first += 1
+        if first < len(tokens):
+            runs.append(tokens[first:])
     return runs
 
 
@@ -900,10 +928,13 @@ def _writes_path(path: str, line: str) -> bool:
 _SERVICE_FORM = re.compile(r"\bservice\s+([\w@.-]+)\s+(start|stop|restart|reload|status|try-restart|condrestart)\b")
 _SYSTEMCTL_FORM = re.compile(r"\bsystemctl\s+((?:--?[\w-]+\s+)*)(start|stop|restart|reload|status|try-restart|enable|disable|mask)"
                              r"\s+((?:--?[\w-]+\s+)*)([\w@.-]+)")
-_INSTALL_MODE = re.compile(r"\b(?:install|mkdir)\b[^;|&]*?\s(?:-m\s*|--mode=)(0?[0-7]{3,4})")
+# The options of one command are looked for within 200 characters of its name: an unbounded lazy
+# scan made a line of many "install" words quadratic (a 200 KB script took minutes).
+_INSTALL_MODE = re.compile(r"\b(?:install|mkdir)\b[^;|&]{0,200}?\s(?:-m\s*|--mode=)(0?[0-7]{3,4})")
 # A mode or an owner set by any command, as the tip's "mode 0600" / "owned by root:root" names it.
-_ANY_MODE = re.compile(r"(?:\bchmod(?:\s+-[A-Za-z]+)*|\b(?:install|mkdir)\b[^;|&]*?\s-m|--mode=?)\s*(0?[0-7]{3,4})\b")
-_ANY_OWNER = re.compile(r"\b(?:chown(?:\s+-[A-Za-z]+)*|install\b[^;|&]*?\s-o)\s+([\w-]+)(?::([\w-]+)|[^;|&]*?\s-g\s+([\w-]+))?")
+_ANY_MODE = re.compile(r"(?:\bchmod(?:\s+-[A-Za-z]+){0,8}|\b(?:install|mkdir)\b[^;|&]{0,200}?\s-m|--mode=?)\s*(0?[0-7]{3,4})\b")
+_ANY_OWNER = re.compile(r"\b(?:chown(?:\s+-[A-Za-z]+){0,8}|install\b[^;|&]{0,200}?\s-o)\s+([\w-]+)"
+                        r"(?::([\w-]+)|[^;|&]{0,200}?\s-g\s+([\w-]+))?")
 
 
 def _synonyms(line: str) -> str:

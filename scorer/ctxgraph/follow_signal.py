@@ -121,6 +121,8 @@ _KEY_BOUND = re.compile(
     r"(?:\s+(?!or\b)[a-z]+)?\s*,?\s*(?P<post>or (?:lower|less|fewer|below|smaller|under|shorter|higher|more|greater|"
     r"above|larger|over|longer))\b",
     re.IGNORECASE)
+# A plain decimal number: what a bound compares, on the tip's side and the script's.
+_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
 _AT_MOST: Final[frozenset[str]] = frozenset({"at most", "no more than", "no higher than", "lower", "less", "fewer",
                                              "below", "smaller", "under", "shorter"})
 # Words that follow a CamelCase name in prose without being its value ("set ClientAliveInterval to").
@@ -255,7 +257,7 @@ def _set_to_items(clause: str) -> list[Item]:
         if not coded and (key.lower() in _COMMANDS
                           or not re.search(r"[_.]|[A-Z]{2}|[A-Z]\w*[a-z][A-Z]|[a-z][A-Z]", key)):
             continue
-        number = re.fullmatch(r"-?\d+(?:\.\d+)?", value) is not None
+        number = _NUMBER.fullmatch(value) is not None
         bound = ((m.groupdict().get("pre") or "") or (m.group("post") or "").removeprefix("or ")).lower()
         if bound and number:
             items.append(Item("bound", f"{key} {'<=' if bound in _AT_MOST else '>='} {value}"))
@@ -1110,7 +1112,7 @@ def _values(tip: TipItems, view: ScriptView) -> list[tuple[str, float]]:
     for item in tip.prescribed:
         if item.kind == "bound":
             key, op, limit = item.text.split()
-            got = [g for g in _assigned(key, view) if re.fullmatch(r"-?\d+(?:\.\d+)?", g)]
+            got = [g for g in _assigned(key, view) if _NUMBER.fullmatch(g)]
             if got:
                 kept = any(float(g) <= float(limit) if op == "<=" else float(g) >= float(limit) for g in got)
                 out.append((item.text + ("" if kept else f" (script: {', '.join(sorted(set(got))[:3])})"),

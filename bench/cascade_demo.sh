@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # The judge cascade on the demo's two runs (samples/stig run-6 and run-7), with the demo's label judge
 # (samples/label_judge.py answers from the gold labels): judge calls saved and agreement with asking
-# the judge everywhere, for the pass's check of the band as shipped and with --cascade-check 0.
+# the judge everywhere, for the pass's check of the band as shipped and with --cascade-check 0, and
+# as the README advises a skill to run: run-6 judged everywhere, `ctxgraph calibrate` on its verdicts,
+# then run-7 with the cascade (counted on run-7's labels alone).
 # Each variant loads and scores both runs into a fresh database of its own, dropped afterwards.
 # Usage: bash bench/cascade_demo.sh (from make bench, part 4; needs the embedded PostgreSQL running).
 set -euo pipefail
@@ -24,18 +26,26 @@ for _ in $(seq 50); do
   sleep 0.2
 done
 
-printf '%-34s %8s %8s %12s %10s\n' "cascade on the demo's runs" labels decided "wrong there" agreement
-for check in default 0; do
+printf '%-40s %8s %8s %12s %10s\n' "cascade on the demo's runs" labels decided "wrong there" agreement
+for check in default 0 calibrated; do
   drop_database "$db" >/dev/null 2>&1 || true
   create_database "$db"
   sqitch deploy --quiet "db:pg:$db" >/dev/null
   check_args=()
-  [ "$check" = default ] || check_args=(--cascade-check "$check")
+  [ "$check" = default ] || [ "$check" = calibrated ] || check_args=(--cascade-check "$check")
   for run in run-6 run-7; do
     DATABASE_URL=$(url_for "$db") "$ctxgraph" load --skill stig --tips "$sample/tips.jsonl" \
       --log "$sample/$run.jsonl" >/dev/null
+    policy=uncertain
+    if [ "$check" = calibrated ] && [ "$run" = run-6 ]; then
+      # The skill's first run asks the judge everywhere; its verdicts calibrate the next run's cascade.
+      policy=all
+    fi
     DATABASE_URL=$(url_for "$db") CTXGRAPH_JUDGE_URL="http://127.0.0.1:$port/v1" "$ctxgraph" score --skill stig \
-      --run "$run" --log "$sample/$run.jsonl" --judge-policy uncertain "${check_args[@]}" --quiet >/dev/null
+      --run "$run" --log "$sample/$run.jsonl" --judge-policy "$policy" "${check_args[@]}" --quiet >/dev/null
+    if [ "$check" = calibrated ] && [ "$run" = run-6 ]; then
+      DATABASE_URL=$(url_for "$db") "$ctxgraph" calibrate --skill stig >/dev/null
+    fi
   done
   # Agreement with asking everywhere: the label judge answers the gold label, so a judged row agrees
   # by construction and a decided row agrees when its probability is on the label's side of 0.5.
@@ -53,12 +63,16 @@ from ctxgraph.store import Store  # noqa: E402
 with psycopg.connect(os.environ["DATABASE_URL"]) as conn:
     labels = read_labels(Path("samples/stig/gold_labels.csv"), Path("samples/stig/tips.jsonl"))
     gold = {label["line"]: label["followed"] for label in labels}
-    rows = {rid: (status, llm, p) for rid, status, llm, p in conn.execute(
-        "SELECT r.id, s.llm_status, r.tip_followed_llm, r.follow_probability FROM ctxgraph.tip_retrievals AS r"
+    rows = {rid: (run, status, llm, p) for rid, run, status, llm, p in conn.execute(
+        "SELECT r.id, r.run_id, s.llm_status, r.tip_followed_llm, r.follow_probability FROM ctxgraph.tip_retrievals AS r"
         " JOIN ctxgraph.retrieval_scores AS s ON s.skill = r.skill AND s.retrieval_id = r.id WHERE r.skill = 'stig'")}
+    # Calibrated on run-6's verdicts: run-7 is the run the cascade decides, so it alone is counted.
+    counted = {"run-7"} if os.environ["CHECK"] == "calibrated" else {"run-6", "run-7"}
     n = agree = decided = wrong = 0
     for line, rid in Store(conn).resolve_labels("stig", labels):
-        status, llm, p = rows[rid]
+        run, status, llm, p = rows[rid]
+        if run not in counted:
+            continue
         n += 1
         if status == "decided_by_signal":
             decided += 1
@@ -68,7 +82,8 @@ with psycopg.connect(os.environ["DATABASE_URL"]) as conn:
             ok = llm == gold[line]
         agree += ok
 check = os.environ["CHECK"]
-name = "check of the band as shipped" if check == "default" else f"--cascade-check {check}"
-print(f"{name:<34} {n:>8} {decided:>4} {decided / n:>3.0%} {wrong:>12} {agree / n:>10.1%}")
+name = {"default": "check of the band as shipped", "calibrated": "run-7, calibrated on run-6's verdicts"}.get(
+    check, f"--cascade-check {check}")
+print(f"{name:<40} {n:>8} {decided:>4} {decided / n:>3.0%} {wrong:>12} {agree / n:>10.1%}")
 PY
 done

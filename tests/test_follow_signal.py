@@ -182,6 +182,82 @@ def test_the_step_after_names_ends_at_the_next_and():
     ordered = extract_tip("Restart sshd after running `sshd -t`.").order
     assert [([i.text for i in a], [i.text for i in b]) for a, b in ordered] == [(["sshd -t"], ["restart or reload"])]
 
+def test_a_check_whose_failure_is_only_reported_does_not_hold_back_the_restart():
+    tip = "Run `nginx -t` before reloading nginx; a broken configuration takes every site down."
+    heeded = [
+        "set -e\nnginx -t\nsystemctl reload nginx\n",
+        "nginx -t && systemctl reload nginx\n",
+        "if ! nginx -t; then\n  echo 'broken configuration' >&2\n  exit 1\nfi\nsystemctl reload nginx\n",
+        "nginx -t || {\n  echo 'broken configuration' >&2\n  exit 1\n}\nsystemctl reload nginx\n",
+        "die() { echo \"$*\" >&2; exit 1; }\nnginx -t || die 'broken configuration'\nsystemctl reload nginx\n",
+        "if ! nginx -t; then\n  cp /root/nginx.conf.bak /etc/nginx/nginx.conf\nfi\nsystemctl reload nginx\n",
+    ]
+    ignored = [
+        "set -e\nnginx -t || true\nsystemctl reload nginx\n",
+        "nginx -t || echo 'WARNING: nginx -t failed'\nsystemctl reload nginx\n",
+        "if ! nginx -t; then\n  echo 'WARNING: nginx -t failed' >&2\nfi\nsystemctl reload nginx\n",
+        "if ! nginx -t; then echo 'nginx -t failed'; fi\nsystemctl reload nginx\n",
+        "nginx -t || {\n  echo 'broken configuration' >&2\n}\nsystemctl reload nginx\n",
+        "warn() { echo \"$*\" >&2; }\nnginx -t || warn 'broken configuration'\nsystemctl reload nginx\n",
+    ]
+    for script in heeded:
+        assert evidence_of(tip, script, "order") == {"nginx -t before restart or reload": 1.0}, script
+        assert features(tip, script)["order_broken"] == 0.0, script
+    for script in ignored:
+        assert evidence_of(tip, script, "order") == {"nginx -t before restart or reload (its failure ignored)": 0.0}, script
+        assert features(tip, script)["order_broken"] == 1.0, script
+    assert probability(tip, heeded[0]) > probability(tip, ignored[0])
+    # A check run once ignored and once heeded before the reload keeps the order.
+    twice = "nginx -t || true\nnginx -t\nsystemctl reload nginx\n"
+    assert evidence_of(tip, twice, "order") == {"nginx -t before restart or reload": 1.0}
+
+
+def test_a_checking_program_the_tip_names_alone_is_a_step_of_its_order():
+    tip = "Validate with `unbound-checkconf` before restarting unbound, and put the previous file back if it fails."
+    assert [([i.text for i in a], [i.text for i in b]) for a, b in extract_tip(tip).order] == \
+        [(["unbound-checkconf"], ["restart or reload"])]
+    after = "sed -i 's/a/b/' /etc/unbound/unbound.conf\nsystemctl restart unbound\nunbound-checkconf\n"
+    assert features(tip, after)["order_broken"] == 1.0
+    # A program word that names no check is no step: "enable `chronyd` before ..." orders nothing by it.
+    assert extract_tip("Install `chronyd` before restarting the service.").order == []
+
+
+def test_a_service_the_tip_stops_or_starts_first_is_a_step_of_its_order():
+    stop_tip = "Stop `snmpd` before running `net-snmp-create-v3-user`; a running snmpd overwrites the new user."
+    assert [([i.text for i in a], [i.text for i in b]) for a, b in extract_tip(stop_tip).order] == \
+        [(["stop snmpd"], ["net-snmp-create-v3-user"])]
+    create = "net-snmp-create-v3-user -ro -a SHA -A \"$A\" monitor\n"
+    stopped_first = "systemctl stop snmpd\n" + create + "systemctl start snmpd\n"
+    stopped_after = create + "systemctl stop snmpd\nsystemctl start snmpd\n"
+    never_stopped = create + "systemctl restart snmpd\n"
+    assert features(stop_tip, stopped_first)["order_broken"] == 0.0
+    assert features(stop_tip, stopped_after)["order_broken"] == 1.0
+    assert evidence_of(stop_tip, never_stopped, "order") == {"stop snmpd before net-snmp-create-v3-user (never done)": 0.0}
+    # Before a service starts, its first start counts: a restart after the step does not mend it.
+    start_tip = ("Generate the policy (`usbguard generate-policy > /etc/usbguard/rules.conf`) before starting or "
+                 "enabling `usbguard`.")
+    policy = "usbguard generate-policy > /etc/usbguard/rules.conf\n"
+    assert features(start_tip, policy + "systemctl enable --now usbguard\n")["order_broken"] == 0.0
+    assert features(start_tip, "systemctl enable --now usbguard\n" + policy + "systemctl restart usbguard\n")[
+        "order_broken"] == 1.0
+    # An option the tip enables is no service.
+    assert extract_tip("Clear the tally with `faillock --user root --reset` after enabling even_deny_root.").order == []
+
+
+def test_a_bound_named_before_its_value_compares_sizes_by_their_units():
+    tip = "Cap the persistent journal with `SystemMaxUse=` of at most 500M and restart `systemd-journald`."
+    assert [i.text for i in extract_tip(tip).prescribed if i.kind == "bound"] == ["SystemMaxUse <= 500M"]
+    under, over = ("sed -i 's/^#\\?SystemMaxUse=.*/SystemMaxUse=" + size + "/' /etc/systemd/journald.conf\n"
+                   for size in ("200M", "2G"))
+    assert evidence_of(tip, under, "value") == {"SystemMaxUse <= 500M": 1.0}
+    assert evidence_of(tip, over, "value") == {"SystemMaxUse <= 500M (script: 2G)": 0.0}
+    # Another key with the same value is not the bounded one.
+    runtime = "printf '[Journal]\\nRuntimeMaxUse=500M\\n' > /etc/systemd/journald.conf.d/size.conf\n"
+    assert evidence_of(tip, runtime, "bound") == {"SystemMaxUse <= 500M": 0.0}
+    assert [i.text for i in extract_tip("Keep `MaxRetries` no more than 5.").prescribed if i.kind == "bound"] == \
+        ["MaxRetries <= 5"]
+
+
 def test_a_bound_is_kept_by_any_value_on_its_side():
     tip = "Set `MaxAuthTries` to 4 or lower for sshd and reload sshd, so brute-force clients are cut off early."
     assert [i.text for i in extract_tip(tip).prescribed if i.kind == "bound"] == ["MaxAuthTries <= 4"]
@@ -368,7 +444,7 @@ def test_the_default_calibration_is_the_fit_on_the_labelled_pool():
     import follow_signal_auc as bench
 
     sets = bench.labelled_sets()
-    assert "holdout_h" in sets and "holdout_h" not in bench.DEFAULT_POOL, "one set stays out of the default"
+    assert "holdout_n" not in bench.DEFAULT_POOL, "one set stays out of the default"
     designs = {name: bench.design(sets[name], bench.cosines(sets[name], None)) for name in bench.DEFAULT_POOL}
     labels = {name: np.array([p["followed"] for p in sets[name]], dtype=float) for name in bench.DEFAULT_POOL}
     x, y, groups = bench.pool_rows(sets, designs, labels, bench.DEFAULT_POOL)

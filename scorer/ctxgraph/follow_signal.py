@@ -12,7 +12,9 @@ is close to every sshd tip, whichever direction it took. This signal reads direc
   calls something insufficient ("alone", "only changes", "does not update") and the consequence
   after "so" / "because" / "which" prescribe nothing. Items in a parenthesised list or joined
   by "or" are alternatives: one of them is enough. The order a tip states ("A before B",
-  "A, then B", "A first", "After A, B") becomes pairs of items;
+  "A, then B", "A first", "After A, B") becomes pairs of steps: items, a checking program or one
+  the tip says to run (`named-checkconf`, "running `net-snmp-create-v3-user`"), a service it says
+  to stop or start ("Stop `snmpd` before ...", "before starting `usbguard`"), a restart or reload;
 - from the **script**, what its executable lines do: line continuations joined, comments removed,
   the text of ``echo``/``printf`` and of logging helpers removed unless it is redirected into a
   file or piped into a command that writes or applies it (then it is file content), heredoc bodies kept as file content unless ``cat`` only prints
@@ -23,8 +25,9 @@ is close to every sshd tip, whichever direction it took. This signal reads direc
 - **agreement**: each item is looked for in that executable text (options with their case,
   ``-aG`` as ``-a -G``, ``service X restart`` as ``systemctl restart X``, ``install -m`` as
   ``chmod``); a prescribed ``Key value`` the script gives another value, or a value outside a
-  bound, is a conflict, an order
-  the script reverses is broken; which matched is the evidence a reviewer reads, and a few
+  bound, is a conflict, an order the script reverses is broken, and so is one whose first step
+  only reports its failure (``nginx -t || true``, an ``if !`` that only warns) or, for a service
+  to stop first, never comes; which matched is the evidence a reviewer reads, and a few
   numbers summarise it (:class:`Features`). A tip that names nothing specific falls back on its
   content words against the executable lines.
 
@@ -54,7 +57,7 @@ __all__ = [
     "extract_tip",
 ]
 
-SIGNAL_VERSION: Final[str] = "lexical-4"
+SIGNAL_VERSION: Final[str] = "lexical-5"
 
 # The most of a script the signal reads: 256 Ki characters, some 50 times the longest fix script of
 # the samples, read in about a second. Reading is linear in size and matching is linear in what was
@@ -121,10 +124,28 @@ _KEY_BOUND = re.compile(
     r"(?:\s+(?!or\b)[a-z]+)?\s*,?\s*(?P<post>or (?:lower|less|fewer|below|smaller|under|shorter|higher|more|greater|"
     r"above|larger|over|longer))\b",
     re.IGNORECASE)
+# The same bound with its word before the value, for a backticked key: "`SystemMaxUse=` of at most
+# 500M", "`MaxRetries` no more than 5".
+_KEY_PRE_BOUND = re.compile(
+    r"`(?P<key>[A-Za-z_][\w.-]{0,100}\w)\s*=?`\s*(?:(?:of|to|at|=|:|is|be)\s+)?"
+    r"(?P<pre>at most|at least|no more than|no less than|no fewer than|no higher than|no lower than|up to)\s+"
+    r"`?(?P<value>-?\d+(?:\.\d+)?(?:[KMGT]i?B?|B)?)(?!\w|\.\d)`?",
+    re.IGNORECASE)
 # A plain decimal number: what a bound compares, on the tip's side and the script's.
 _NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-_AT_MOST: Final[frozenset[str]] = frozenset({"at most", "no more than", "no higher than", "lower", "less", "fewer",
-                                             "below", "smaller", "under", "shorter"})
+# A size, "500M", "2GiB", "64k": a number a bound compares in bytes.
+_SIZE = re.compile(r"(-?\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?", re.IGNORECASE)
+_AT_MOST: Final[frozenset[str]] = frozenset({"at most", "no more than", "no higher than", "up to", "lower", "less",
+                                             "fewer", "below", "smaller", "under", "shorter"})
+
+
+def _magnitude(value: str) -> float | None:
+    """A value a bound can compare: a plain number, or a size with its unit in bytes (None otherwise)."""
+    m = _SIZE.fullmatch(value.strip())
+    if not m:
+        return None
+    unit = m.group(2).upper()
+    return float(m.group(1)) * (1024 ** ("KMGT".index(unit) + 1) if unit else 1)
 # Words that follow a CamelCase name in prose without being its value ("set ClientAliveInterval to").
 _NOT_VALUES: Final[frozenset[str]] = frozenset({"to", "is", "in", "and", "or", "for", "from", "with", "at", "of",
                                                "the", "a", "an", "as", "be", "by"})
@@ -183,6 +204,9 @@ class ScriptView:
     actions: list[str] = field(default_factory=list)
     order: list[tuple[int, ...]] = field(default_factory=list)
     capped: bool = False  # the script was longer than the cap: only its head and tail were read
+    # Per line: a command whose failure the script only reports (``|| true``, ``|| echo``, an
+    # ``if !`` block that only warns), so it cannot stop what comes after it.
+    ignored: list[bool] = field(default_factory=list)
 
 
 # --- the tip ----------------------------------------------------------------------------------
@@ -251,14 +275,14 @@ def _set_to_items(clause: str) -> list[Item]:
     (backticked, or a name with ``_``, ``.``, digits or inner capitals): "set the timeout to 600"
     names no key."""
     items = []
-    for m in [*_SET_TO.finditer(clause), *_KEY_BOUND.finditer(clause)]:
+    for m in [*_SET_TO.finditer(clause), *_KEY_BOUND.finditer(clause), *_KEY_PRE_BOUND.finditer(clause)]:
         key, value = m.group("key"), m.group("value")
         coded = clause[m.start("key") - 1 : m.start("key")] == "`" or "=" in m.group(0)
         if not coded and (key.lower() in _COMMANDS
                           or not re.search(r"[_.]|[A-Z]{2}|[A-Z]\w*[a-z][A-Z]|[a-z][A-Z]", key)):
             continue
-        number = _NUMBER.fullmatch(value) is not None
-        bound = ((m.groupdict().get("pre") or "") or (m.group("post") or "").removeprefix("or ")).lower()
+        number = _magnitude(value) is not None
+        bound = ((m.groupdict().get("pre") or "") or (m.groupdict().get("post") or "").removeprefix("or ")).lower()
         if bound and number:
             items.append(Item("bound", f"{key} {'<=' if bound in _AT_MOST else '>='} {value}"))
         elif re.match(r"`?\s*(?:/|,?\s*\bor\b)", clause[m.end("value"):]):
@@ -415,15 +439,50 @@ _FIRST = re.compile(r"\bfirst\b", re.IGNORECASE)
 # Verbs that apply a change, named in prose ("before reloading sshd", "only then restart it").
 _APPLY_VERB = re.compile(r"\b(restart|restarting|reload|reloading|restarts|reloads)\b", re.IGNORECASE)
 _ORDER_KINDS: Final[frozenset[str]] = frozenset({"command", "path", "setting", "bound"})
+# A program a tip names alone (`named-checkconf`, `unbound-checkconf`) is a plain word to the
+# extractor; one whose name says it checks is a step an order can name.
+_VALIDATOR_WORD = re.compile(r"^[a-z][\w.-]*(?:check|test|verify|validate|lint)[\w.-]*$|^[a-z][\w.-]*-(?:t|c|n)$")
+
+
+# A service started or stopped as a step ("Stop `snmpd` before ...", "before starting or enabling
+# `usbguard`"): the verb opens the step; its class and the service named after it ("it", "the
+# service": any).
+_SERVICE_STEP = re.compile(
+    r"^\s*(?:(?:you|first|then|only|and)\s+)*(stop|stopping|start|starting|enable|enabling)\b((?:\s*(?:,|or|and)\s*\w+)*)"
+    r"\s+(?:the\s+)?`?([\w@.-]+)`?",
+    re.IGNORECASE)
+_ANY_SERVICE: Final[frozenset[str]] = frozenset({"it", "them", "service", "services", "daemon", "unit", "the"})
+# A program the tip tells to run ("before running `net-snmp-create-v3-user`", "with `mongosh`").
+_RUN_WORD = re.compile(r"\b(?:run|running|execute|executing|invoke|invoking|call|calling|with|using)\s+`([\w.-]+)`",
+                       re.IGNORECASE)
+
+
+def _service_step(text: str) -> Item | None:
+    """A start or stop step a side of an order names, as a "service" item ("stop snmpd"; the name
+    empty when the tip says "it")."""
+    m = _SERVICE_STEP.match(text)
+    if not m:
+        return None
+    verb = "stop" if m.group(1).lower().startswith("stop") else "start"
+    name = m.group(3).lower().strip(".")
+    if "_" in name:
+        return None  # an option enabled (even_deny_root), not a unit: units are named with hyphens
+    return Item("service", f"{verb} {'' if name in _ANY_SERVICE or name in _STOP else name}".strip())
 
 
 def _order_side(text: str, warned: set[tuple[str, str]]) -> list[Item]:
     """The items one side of an order word names: its commands, paths (two levels or more) and
-    settings, else the apply verb it uses ("before reloading sshd")."""
-    items = [i for i in _items_of(text) if (i.kind, i.text.lower()) not in warned and i.kind in _ORDER_KINDS
+    settings, a checking program or one the tip says to run; else the service it starts or stops
+    ("Stop `snmpd` before ..."), else the apply verb it uses ("before reloading sshd")."""
+    run = {w.lower() for w in _RUN_WORD.findall(text)}
+    items = [i for i in _items_of(text) if (i.kind, i.text.lower()) not in warned
+             and (i.kind in _ORDER_KINDS
+                  or (i.kind == "word" and (_VALIDATOR_WORD.match(i.text) or i.text.lower() in run)))
              and not (i.kind == "path" and i.text.strip("/").count("/") < 1)]
     if items:
         return items
+    if (service := _service_step(text)) is not None:
+        return [service]
     return [Item("apply", "restart or reload")] if _APPLY_VERB.search(text) else []
 
 
@@ -550,6 +609,129 @@ def _heredoc_is_message(line: str) -> bool:
     if "|" in line or _FILE_REDIRECT.search(line):
         return False
     return bool(head) and (head[0] == "cat" or bool(_LOGGER.match(head[0])))
+
+
+# Commands that only report: a failure branch made of these lets the script go on.
+_REPORTING: Final[frozenset[str]] = frozenset({
+    "echo", "printf", "logger", "true", ":", "wall", "mail", "mailx", "systemd-cat",
+})
+# Helpers that stop the script by convention, when their body is not in the script to look at.
+_STOPPING_NAMES = re.compile(r"^(die|fail|fatal|abort|bail|panic)(_\w+)?$", re.IGNORECASE)
+_STOPS = re.compile(r"(?<![\w$-])(?:exit|return|false|kill|abort)(?![\w-])")
+_IF_NOT = re.compile(r"^\s*if\s+!\s")
+_THEN_WORD = re.compile(r";\s*then\s+")
+
+
+def _one_line_if_not(text: str) -> str | None:
+    """The then-branch of ``if ! X; then Y; fi`` written on one line (None for any other line)."""
+    if not _IF_NOT.match(text) or not (then := _THEN_WORD.search(text)):
+        return None
+    rest = text[then.end():].rstrip().rstrip(";").rstrip()
+    return rest[:-2] if rest == "fi" or rest.endswith((" fi", ";fi")) else None
+
+
+def _top_level_or(line: str) -> int:
+    """Where the first ``||`` outside quotes starts (-1 if none)."""
+    quote = None
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "|" and line.startswith("||", i):
+            return i
+    return -1
+
+
+def _only_reports(segment: str, functions: dict[str, tuple[int, int]], stops_in: list[int]) -> bool:
+    """Whether every command of a piece of a line only reports (echo, logger, a logging helper
+    whose body does not exit): nothing in it stops the script or undoes anything."""
+    if _STOPS.search(segment):
+        return False
+    for command in re.split(r"&&|\|\||;|\|", segment):
+        words = command.replace("{", " ").replace("}", " ").split()
+        if not words or words[0] in _REPORTING:
+            continue
+        head = words[0]
+        span = functions.get(head)
+        if span is not None:
+            if stops_in[span[1] + 1] - stops_in[span[0]] == 0 and _LOGGER.match(head):
+                continue  # a logging helper of the script's own that never exits
+            return False
+        if _LOGGER.match(head) and not _STOPPING_NAMES.match(head):
+            continue
+        return False
+    return True
+
+
+def _ignored_failures(lines: list[tuple[str, bool]], functions: dict[str, tuple[int, int]]) -> list[bool]:
+    """Per logical line, whether the command it runs may fail without stopping anything: its ``||``
+    branch only reports (``nginx -t || true``, ``|| echo warn``, a ``|| { ... }`` group of
+    messages), or it opens an ``if !`` whose then-branch only reports. One pass, so a script of
+    many unclosed blocks stays linear."""
+    n = len(lines)
+    stops_in = [0] * (n + 1)
+    for i, (text, content) in enumerate(lines):
+        stops_in[i + 1] = stops_in[i] + (not content and _STOPS.search(text) is not None)
+    reports = [not content and _only_reports(text, functions, stops_in) for text, content in lines]
+    reports_before = [0] * (n + 1)
+    for i, flag in enumerate(reports):
+        reports_before[i + 1] = reports_before[i] + flag
+    # The next line (at or after i) that closes a brace group, for ``|| {`` groups.
+    next_close = [n] * (n + 1)
+    for i in range(n - 1, -1, -1):
+        text, content = lines[i]
+        next_close[i] = i if not content and text.lstrip().startswith("}") else next_close[i + 1]
+    ignored = [False] * n
+    frames: list[list] = []  # open if-blocks: [line of an `if !` or None, then-branch only reports]
+    for i, (text, content) in enumerate(lines):
+        if content:
+            if frames:
+                frames[-1][1] = False
+            continue
+        stripped = text.strip()
+        word = stripped.split(None, 1)[0].rstrip(";") if stripped else ""
+        cut = _top_level_or(text)
+        if cut >= 0:
+            branch = text[cut + 2:].strip()
+            if branch.startswith("{") and "}" not in branch:
+                close = next_close[i + 1]
+                body = close - (i + 1)
+                ignored[i] = close < n and _only_reports(branch, functions, stops_in) \
+                    and reports_before[close] - reports_before[i + 1] == body
+            else:
+                ignored[i] = _only_reports(branch, functions, stops_in)
+        one_line = _one_line_if_not(text)
+        if one_line is not None:
+            ignored[i] = ignored[i] or _only_reports(one_line, functions, stops_in)
+            if frames:
+                frames[-1][1] = frames[-1][1] and ignored[i]
+            continue
+        if word == "if":
+            if frames:
+                frames[-1][1] = False
+            frames.append([i if _IF_NOT.match(text) else None, True])
+            then = re.search(r";\s*then\s+(.*)$", text)
+            if then and then.group(1).strip():
+                frames[-1][1] = _only_reports(then.group(1), functions, stops_in)
+            continue
+        if word in ("else", "elif") and frames:
+            top = frames[-1]
+            if top[0] is not None:
+                ignored[top[0]] = top[1]
+                top[0] = None  # the rest of the block no longer decides the check
+            continue
+        if word == "fi" and frames:
+            top = frames.pop()
+            if top[0] is not None:
+                ignored[top[0]] = top[1]
+            continue
+        if word == "then" or not stripped:
+            continue
+        if frames:
+            frames[-1][1] = frames[-1][1] and reports[i]
+    return ignored
 
 
 def _first_at_or_below(depths: list[int], minima: list[list[int]], after: int, threshold: int) -> int | None:
@@ -728,10 +910,12 @@ def extract_script(script: str) -> ScriptView:
         return result
 
     message_funcs = {name for name in functions if _LOGGER.match(name)}
+    failures_ignored = _ignored_failures(lines, functions)
     variables: dict[str, str] = {}
     kept: list[str] = []
     content_lines: list[bool] = []
     order: list[tuple[int, ...]] = []
+    ignored: list[bool] = []
     for index, (text, content) in enumerate(lines):
         where = position(index)
         if where is None:
@@ -747,6 +931,7 @@ def extract_script(script: str) -> ScriptView:
             kept.append(line)
             content_lines.append(content)
             order.append(where)
+            ignored.append(failures_ignored[index])
     text = "\n".join(kept)
     commands: set[str] = set()
     for line in kept:
@@ -755,7 +940,7 @@ def extract_script(script: str) -> ScriptView:
     writes = [content or _writes(line) for line, content in zip(kept, content_lines, strict=True)]
     actions = [line if content else _action_text(line) for line, content in zip(kept, content_lines, strict=True)]
     return ScriptView(kept, checks, writes, text, frozenset(_words_of(text)), frozenset(commands), actions, order,
-                      capped)
+                      capped, ignored)
 
 
 _SED_SUBST = re.compile(r"(?<![\w])s([|/#,@:!%])((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1")
@@ -1017,8 +1202,38 @@ def _match(item: Item, view: ScriptView, warned: bool = False) -> float:
     return best
 
 
+_SERVICE_VERBS: Final[dict[str, frozenset[str]]] = {
+    "stop": frozenset({"stop", "kill"}),
+    "start": frozenset({"start", "restart", "enable", "reload-or-restart", "try-restart"}),
+}
+
+
+def _runs_service(verb: str, name: str, line: str) -> bool:
+    """Whether a line starts (or stops) the service ``name`` (any, when empty): ``systemctl`` with
+    the verb (``disable --now`` and ``mask --now`` stop), ``service name verb``, ``/etc/init.d/name verb``."""
+    verbs = _SERVICE_VERBS[verb]
+    for tokens in _command_runs(line.lower()):
+        words = [t.strip("'\"") for t in tokens]
+        program = _program(words)
+        if program == "systemctl":
+            acts = verbs & set(words[1:]) or (verb == "stop" and "--now" in words and {"disable", "mask"} & set(words))
+            units = [w.removesuffix(".service") for w in words[1:] if not w.startswith("-")]
+            if acts and (not name or name in units):
+                return True
+        elif program == "service" and len(words) > 2 and (not name or words[1].removesuffix(".service") == name):
+            if words[2] in verbs:
+                return True
+        elif words[0].startswith("/etc/init.d/") and len(words) > 1 and (not name or program == name):
+            if words[1] in verbs:
+                return True
+    return False
+
+
 def _line_matches(item: Item, line: str) -> bool:
     """Whether one executable line shows the whole item (the test :func:`_order` places items by)."""
+    if item.kind == "service":
+        verb, _, name = item.text.partition(" ")
+        return _runs_service(verb, name, line)
     if item.kind == "apply":
         return re.search(r"(?<![\w-])(?:restart|reload|try-restart|reload-or-restart|condrestart)(?![\w-])",
                          line, re.IGNORECASE) is not None
@@ -1036,19 +1251,31 @@ def _line_matches(item: Item, line: str) -> bool:
 def _order(tip: TipItems, view: ScriptView) -> list[tuple[str, float]]:
     """Each order the tip states, as (what, 1.0 kept or 0.0 broken); pairs the script does not
     show both sides of say nothing. Broken means every run of the later step comes before the
-    first run of the earlier one ("sshd -t" only after the restart)."""
+    first run of the earlier one ("sshd -t" only after the restart), or every run of the earlier
+    step is one whose failure the script only reports (``sshd -t || true``, an ``if ! sshd -t``
+    that only warns): the step is there, but it cannot hold the later one back."""
     out = []
+    steps = range(len(view.lines))
     for earlier, later in tip.order:
-        first = [view.order[k] for k, line in enumerate(view.actions)
-                 if not view.checks[k] and any(_line_matches(i, line) for i in earlier)]
+        first = [k for k in steps if not view.checks[k] and any(_line_matches(i, view.actions[k]) for i in earlier)]
         if not first and any(i.kind == "command" for i in earlier):
             # A validator is a reading command: look for it on checking lines too (if ! sshd -t).
-            first = [view.order[k] for k, line in enumerate(view.lines) if any(_line_matches(i, line) for i in earlier)]
-        last = [view.order[k] for k, line in enumerate(view.actions)
-                if not view.checks[k] and any(_line_matches(i, line) for i in later)]
-        if first and last:
-            what = f"{' / '.join(i.text for i in earlier)} before {' / '.join(i.text for i in later)}"
-            out.append((what, 1.0 if max(last) >= min(first) else 0.0))
+            first = [k for k in steps if any(_line_matches(i, view.lines[k]) for i in earlier)]
+        last = [view.order[k] for k in steps
+                if not view.checks[k] and any(_line_matches(i, view.actions[k]) for i in later)]
+        what = f"{' / '.join(i.text for i in earlier)} before {' / '.join(i.text for i in later)}"
+        if last and not first and all(i.kind == "service" for i in earlier):
+            # The service the tip says to stop (or start) first never is, and the later step runs.
+            out.append((what + " (never done)", 0.0))
+        elif first and last:
+            heeded = [view.order[k] for k in first if not (view.ignored and view.ignored[k])]
+            if not heeded:
+                out.append((what + " (its failure ignored)", 0.0))
+            elif any(i.kind == "service" and i.text.startswith("start") for i in later):
+                # Before a service starts: its first start counts, a later restart does not mend it.
+                out.append((what, 1.0 if min(last) >= min(heeded) else 0.0))
+            else:
+                out.append((what, 1.0 if max(last) >= min(heeded) else 0.0))
     return out
 
 
@@ -1112,9 +1339,10 @@ def _values(tip: TipItems, view: ScriptView) -> list[tuple[str, float]]:
     for item in tip.prescribed:
         if item.kind == "bound":
             key, op, limit = item.text.split()
-            got = [g for g in _assigned(key, view) if _NUMBER.fullmatch(g)]
+            got = [g for g in _assigned(key, view) if _magnitude(g) is not None]
             if got:
-                kept = any(float(g) <= float(limit) if op == "<=" else float(g) >= float(limit) for g in got)
+                bound = _magnitude(limit)
+                kept = any(_magnitude(g) <= bound if op == "<=" else _magnitude(g) >= bound for g in got)
                 out.append((item.text + ("" if kept else f" (script: {', '.join(sorted(set(got))[:3])})"),
                             1.0 if kept else 0.0))
             continue

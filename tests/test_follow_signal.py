@@ -258,6 +258,23 @@ def test_a_bound_named_before_its_value_compares_sizes_by_their_units():
         ["MaxRetries <= 5"]
 
 
+def test_a_symbolic_mode_and_long_install_options_set_the_mode_and_owner_they_spell():
+    tip = "The Erlang cookie `/var/lib/rabbitmq/.erlang.cookie` must be owned by `rabbitmq:rabbitmq` with mode 0400."
+    assert {i.text for i in extract_tip(tip).prescribed if i.kind == "setting"} == {"owner rabbitmq:rabbitmq",
+                                                                                      "mode 0400"}
+    spelled_long = "install --owner=rabbitmq --group=rabbitmq --mode=u=r,go= /tmp/c /var/lib/rabbitmq/.erlang.cookie\n"
+    spelled_short = "install -o rabbitmq -g rabbitmq -m 0400 /tmp/c /var/lib/rabbitmq/.erlang.cookie\n"
+    for script in (spelled_long, spelled_short, "chmod u=r,go= /var/lib/rabbitmq/.erlang.cookie\n"
+                   "chown rabbitmq:rabbitmq /var/lib/rabbitmq/.erlang.cookie\n"):
+        assert evidence_of(tip, script, "setting") == {"owner rabbitmq:rabbitmq": 1.0, "mode 0400": 1.0}, script
+    # Another mode spelled symbolically is that other mode (as chmod 644 is); one with + or - depends
+    # on the mode before, so it sets none.
+    other = evidence_of(tip, "chmod 644 /var/lib/rabbitmq/.erlang.cookie\n", "setting")["mode 0400"]
+    assert other < 1.0
+    assert evidence_of(tip, "chmod u=rw,go=r /var/lib/rabbitmq/.erlang.cookie\n", "setting")["mode 0400"] == other
+    assert evidence_of(tip, "chmod go-rwx /var/lib/rabbitmq/.erlang.cookie\n", "setting")["mode 0400"] == 0.0
+
+
 def test_a_bound_is_kept_by_any_value_on_its_side():
     tip = "Set `MaxAuthTries` to 4 or lower for sshd and reload sshd, so brute-force clients are cut off early."
     assert [i.text for i in extract_tip(tip).prescribed if i.kind == "bound"] == ["MaxAuthTries <= 4"]

@@ -302,6 +302,11 @@ def _items_of(clause: str) -> list[Item]:
 
 def _items_and_bounds(clause: str) -> list[Item]:
     items: list[Item] = _set_to_items(clause)
+    # "owned by `a:b`", "mode `0600`": the backticked value is the owner or mode setting too.
+    for value in re.findall(r"\bowned by\s+`([\w-]+:[\w-]+)`", clause, re.IGNORECASE):
+        items.append(Item("setting", f"owner {value}"))
+    for value in re.findall(r"\bmode\s+`(0?[0-7]{3,4})`", clause, re.IGNORECASE):
+        items.append(Item("setting", f"mode {value}"))
     rest = clause
     for span in _BACKTICK.findall(clause):
         items.extend(_items_of_code(span.strip()))
@@ -1124,12 +1129,41 @@ _ANY_OWNER = re.compile(r"\b(?:chown(?:\s+-[A-Za-z]+){0,8}|install\b[^;|&]{0,200
                         r"(?::([\w-]+)|[^;|&]{0,200}?\s-g\s+([\w-]+))?")
 
 
+# A symbolic mode made only of assignments ("u=r,go=", "u=rw,g=r,o="), where chmod, install -m
+# or mkdir -m set one; with + or - the result depends on the file's mode before, so it stays.
+_SYMBOLIC_MODE = re.compile(r"(\bchmod(?:\s+-[A-Za-z]+){0,8}\s+|\s-m\s*|--mode[=\s])"
+                            r"([ugoa]{0,4}=[rwx]{0,3}(?:,[ugoa]{0,4}=[rwx]{0,3}){0,5})(?![\w,=+-])")
+_LONG_OWNERSHIP = re.compile(r"--(owner|group)[=\s]\s*")
+
+
+def _octal(symbolic: str) -> str:
+    """``u=r,go=`` as ``0400``: each clause sets its classes' bits (no class: all three)."""
+    bits = {"u": 0, "g": 0, "o": 0}
+    for clause in symbolic.split(","):
+        who, _, perms = clause.partition("=")
+        value = (4 if "r" in perms else 0) + (2 if "w" in perms else 0) + (1 if "x" in perms else 0)
+        for cls in (who.replace("a", "ugo") or "ugo"):
+            bits[cls] = value
+    return f"0{bits['u']}{bits['g']}{bits['o']}"
+
+
+def _spelled_short(line: str) -> str:
+    """A line with ``install --owner=a --group=b`` as ``-o a -g b`` and symbolic modes as octal."""
+    line = _LONG_OWNERSHIP.sub(lambda m: f"-{m.group(1)[0]} ", line)
+    return _SYMBOLIC_MODE.sub(lambda m: m.group(1) + _octal(m.group(2)), line)
+
+
 def _synonyms(line: str) -> str:
     """A line with the other spellings of what it does appended, so an item written one way
     matches a script that does the same another way: ``service sshd restart`` is ``systemctl
     restart sshd`` (and the reverse), ``sshd.service`` is ``sshd``, ``install -m 0440`` and
-    ``mkdir -m 0700`` set a mode as ``chmod`` does."""
-    extra = [f"systemctl {m.group(2)} {m.group(1)}" for m in _SERVICE_FORM.finditer(line)]
+    ``mkdir -m 0700`` set a mode as ``chmod`` does, ``--owner=a`` is ``-o a`` and ``u=r,go=`` is
+    ``0400``."""
+    short = _spelled_short(line)
+    # The short spelling itself, then what both spellings do, read from it.
+    extra = [short] if short != line else []
+    line, original = short, line
+    extra += [f"systemctl {m.group(2)} {m.group(1)}" for m in _SERVICE_FORM.finditer(line)]
     extra += [f"service {m.group(4)} {m.group(2)}" for m in _SYSTEMCTL_FORM.finditer(line)]
     extra += [f"chmod {m.group(1)}" for m in _INSTALL_MODE.finditer(line)]
     # "mode 0600" as a tip writes it, with and without the leading zero; "owner user:group" likewise.
@@ -1140,7 +1174,7 @@ def _synonyms(line: str) -> str:
         extra.append(f"owner {m.group(1)}:{m.group(2) or m.group(3)}" if m.group(2) or m.group(3) else f"owner {m.group(1)}")
     if ".service" in line:
         extra.append(re.sub(r"(?<=[\w@-])\.service\b", "", line))
-    return line if not extra else line + " ; " + " ; ".join(extra)
+    return original if not extra else original + " ; " + " ; ".join(extra)
 
 
 def _match(item: Item, view: ScriptView, warned: bool = False) -> float:

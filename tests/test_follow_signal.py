@@ -275,6 +275,20 @@ def test_a_symbolic_mode_and_long_install_options_set_the_mode_and_owner_they_sp
     assert evidence_of(tip, "chmod go-rwx /var/lib/rabbitmq/.erlang.cookie\n", "setting")["mode 0400"] == 0.0
 
 
+def test_a_way_the_tip_only_allows_is_not_required():
+    tip = ("Set `MaxAuthTries` to 4 or lower for sshd (a drop-in under /etc/ssh/sshd_config.d/ is fine) and reload "
+           "sshd; editing `/etc/ssh/sshd_config` itself works as well.")
+    prescribed = [(i.kind, i.text) for i in extract_tip(tip).prescribed]
+    assert ("bound", "MaxAuthTries <= 4") in prescribed
+    assert not any(kind == "path" for kind, _ in prescribed), prescribed
+    main_file = "sed -i 's/^#\\?MaxAuthTries.*/MaxAuthTries 4/' /etc/ssh/sshd_config\nsystemctl reload sshd\n"
+    drop_in = "echo 'MaxAuthTries 3' > /etc/ssh/sshd_config.d/20-tries.conf\nsystemctl reload sshd\n"
+    assert features(tip, main_file)["prescribed_specific"] == features(tip, drop_in)["prescribed_specific"] == 1.0
+    # A parenthesis that names no permission still prescribes what it names.
+    assert ("path", "/etc/ssh/sshd_config.d") in [(i.kind, i.text) for i in extract_tip(
+        "Set `MaxAuthTries` to 4 (in a drop-in under /etc/ssh/sshd_config.d/) and reload sshd.").prescribed]
+
+
 def test_a_bound_is_kept_by_any_value_on_its_side():
     tip = "Set `MaxAuthTries` to 4 or lower for sshd and reload sshd, so brute-force clients are cut off early."
     assert [i.text for i in extract_tip(tip).prescribed if i.kind == "bound"] == ["MaxAuthTries <= 4"]

@@ -9,8 +9,9 @@ is close to every sshd tip, whichever direction it took. This signal reads direc
   ("Key to 4 or lower", "at least 15"), services and other technical words. A clause that says "never", "do not", "avoid", "is redundant", the part after
   "instead of" / "rather than" / ", not", puts its items on the warned side; a negation ends at
   the clause (a colon, a semicolon, a dash, a comma before a new imperative). A clause that only
-  calls something insufficient ("alone", "only changes", "does not update") and the consequence
-  after "so" / "because" / "which" prescribe nothing. Items in a parenthesised list or joined
+  calls something insufficient ("alone", "only changes", "does not update"), one or a parenthesis
+  that only allows another way ("a drop-in is fine", "works as well") and the consequence after
+  "so" / "because" / "which" prescribe nothing. Items in a parenthesised list or joined
   by "or" are alternatives: one of them is enough. The order a tip states ("A before B",
   "A, then B", "A first", "After A, B") becomes pairs of steps: items, a checking program or one
   the tip says to run (`named-checkconf`, "running `net-snmp-create-v3-user`"), a service it says
@@ -92,6 +93,15 @@ _INSUFFICIENT = re.compile(
     r"only (?:lasts|changes|removes|covers|unloads|affects|applies))\b",
     re.IGNORECASE,
 )
+# A clause or parenthesis that only allows another way ("(a drop-in under sshd_config.d/ is fine)",
+# "a drop-in works as well as editing journald.conf") prescribes nothing: the script that takes
+# the main way follows the tip as well.
+_OPTIONAL = re.compile(
+    r"\b(?:is|are|also) (?:fine|ok|okay|acceptable|allowed)\b|\b(?:also )?works? (?:as well|too|just as well)\b|"
+    r"\balso works?\b|\bif you prefer\b|\boptionally\b|\b(?:is|are) optional\b",
+    re.IGNORECASE,
+)
+_OPTIONAL_ASIDE = re.compile(r"\([^()]{0,300}\)")
 # The part after these is what is warned against; the part before is prescribed.
 _CONTRAST = re.compile(r"\b(instead of|rather than)\b|,\s+not\b(?!\s+even)", re.IGNORECASE)
 # Clause boundaries: sentence ends, semicolons, colons, dashes, and a comma that opens a new
@@ -238,10 +248,14 @@ def _clauses(text: str) -> list[tuple[str, bool]]:
         return _PROTECTED.sub(lambda m: spans[int(m.group(1))], part)
 
     out: list[tuple[str, bool]] = []
-    for sentence in _CLAUSES.split(_BACKTICK.sub(protect, text)):
+    protected = _OPTIONAL_ASIDE.sub(lambda m: " " if _OPTIONAL.search(m.group(0)) else m.group(0),
+                                    _BACKTICK.sub(protect, text))
+    for sentence in _CLAUSES.split(protected):
         if not sentence or not sentence.strip():
             continue
         sentence = restore(sentence)
+        if _OPTIONAL.search(sentence) and not _NEGATION.search(sentence):
+            continue
         unless = _UNLESS.search(sentence)
         if unless:
             out.append((sentence[unless.end():], False))

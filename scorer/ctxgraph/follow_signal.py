@@ -40,6 +40,7 @@ change to what this module extracts must change it.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
 from itertools import pairwise
 from typing import Final
@@ -569,8 +570,8 @@ _LOGGER = re.compile(r"^(log|logger|warn|warning|die|fail|info|msg|message|note|
 _FILE_REDIRECT = re.compile(r">>?\s*(?!&|/dev/(?:null|stderr|stdout|tty))(\S+)")
 
 
-def _strip_comment(line: str) -> str:
-    """Remove a shell comment: a # that starts a word outside quotes."""
+def _unquoted(line: str) -> Iterator[tuple[int, str, str]]:
+    """Each character of a line outside quotes: its index, itself and the character before it."""
     quote = None
     prev = " "
     for i, ch in enumerate(line):
@@ -579,9 +580,16 @@ def _strip_comment(line: str) -> str:
                 quote = None
         elif ch in "'\"":
             quote = ch
-        elif ch == "#" and (prev.isspace() or prev in ";&|("):
-            return line[:i]
+        else:
+            yield i, ch, prev
         prev = ch
+
+
+def _strip_comment(line: str) -> str:
+    """Remove a shell comment: a # that starts a word outside quotes."""
+    for i, ch, prev in _unquoted(line):
+        if ch == "#" and (prev.isspace() or prev in ";&|("):
+            return line[:i]
     return line
 
 
@@ -651,14 +659,8 @@ def _one_line_if_not(text: str) -> str | None:
 
 def _top_level_or(line: str) -> int:
     """Where the first ``||`` outside quotes starts (-1 if none)."""
-    quote = None
-    for i, ch in enumerate(line):
-        if quote:
-            if ch == quote:
-                quote = None
-        elif ch in "'\"":
-            quote = ch
-        elif ch == "|" and line.startswith("||", i):
+    for i, ch, _ in _unquoted(line):
+        if ch == "|" and line.startswith("||", i):
             return i
     return -1
 

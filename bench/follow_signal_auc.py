@@ -3,7 +3,7 @@
 Sets: the STIG sample's gold labels (samples/stig/gold_labels.csv, scripts in samples/stig/scripts),
 the hand-labelled pairs tests/data/follow_pairs.jsonl and tests/data/follow_pairs_holdout_*.jsonl.
 The default calibration (calibration.DEFAULT) is fitted on the pool of DEFAULT_POOL: the gold labels,
-follow_pairs and sets A, B, F and G; sets H, I, J and K stay out of it. For each set: the cosine's ROC AUC, the
+follow_pairs and sets A, B and F to M; set N stays out of it. For each set: the cosine's ROC AUC, the
 lexical signal's calibrated probability cross-validated by rule (folds of whole rules: never scored
 by a model that saw its labels), and the default as shipped: on a set of the pool, the same fit
 without that set (so never scored on its own labels), elsewhere the shipped default itself. Usage:

@@ -118,34 +118,36 @@ _PATH = re.compile(r"(?<![\w$}])(/(?:[\w.@+-]+|\*|<[\w-]+>)(?:/(?:[\w.@+-]+|\*|<
 # Key value settings: CamelCase keys (sshd) or snake/lower keys with = (pwquality, auditd, sysctl).
 _SETTING_EQ = re.compile(r"(?<![\w.-])([A-Za-z_][\w.-]{0,100})\s*=\s*(-?[\w.%/@:-]+)")
 _SETTING_CAMEL = re.compile(r"\b([A-Z][a-z]+(?:[A-Z][a-z0-9]+)+)\s+([\w.,@%/:-]+)")
+# The words of a bound, before its value ("at most 4") and after it ("4 or lower"), and a number.
+_BOUND_BEFORE = r"at most|at least|no more than|no less than|no fewer than|no higher than|no lower than"
+_BOUND_AFTER = r"or (?:lower|less|fewer|below|smaller|under|shorter|higher|more|greater|above|larger|over|longer)"
+_NUMBER = r"-?\d+(?:\.\d+)?"
 # Prose that sets a key to a value, with a bound or without: "Set `MaxAuthTries` to 4 or lower",
 # "set PASS_MAX_DAYS to 60", "raise minlen to at least 15", "set X to no".
 _SET_TO = re.compile(
     r"\b(?:set|setting|change|configure|raise|lower|increase|decrease|reduce|limit|cap)\s+"
     r"(?:(?:the|a|an|its|[\w'-]+)\s+){0,3}?"
     r"(?P<tick>`?)(?<![\w.-])(?P<key>[A-Za-z_][\w.-]{0,100}\w)(?P=tick)\s+to\s+"
-    r"(?:(?P<pre>at most|at least|no more than|no less than|no fewer than|no higher than|no lower than)\s+)?"
-    r"`?(?P<value>-?\d+(?:\.\d+)?|[A-Za-z]+)`?"
+    rf"(?:(?P<pre>{_BOUND_BEFORE})\s+)?"
+    rf"`?(?P<value>{_NUMBER}|[A-Za-z]+)`?"
     r"(?:\s+(?!or\b)[a-z]+)?"
-    r"(?:\s*,?\s*(?P<post>or (?:lower|less|fewer|below|smaller|under|shorter|higher|more|greater|above|larger|over|longer)))?",
+    rf"(?:\s*,?\s*(?P<post>{_BOUND_AFTER}))?",
     re.IGNORECASE)
 # The same bound without a verb: "`PASS_MAX_DAYS` 60 or less", "minlen = 15 or more".
 _KEY_BOUND = re.compile(
-    r"(?P<tick>`?)(?<![\w.-])(?P<key>[A-Za-z_][\w.-]{0,100}\w)(?P=tick)\s*(?:\s(?:to|of|at)\s+|=\s*|\s)`?(?P<value>-?\d+(?:\.\d+)?)`?"
-    r"(?:\s+(?!or\b)[a-z]+)?\s*,?\s*(?P<post>or (?:lower|less|fewer|below|smaller|under|shorter|higher|more|greater|"
-    r"above|larger|over|longer))\b",
+    rf"(?P<tick>`?)(?<![\w.-])(?P<key>[A-Za-z_][\w.-]{{0,100}}\w)(?P=tick)\s*(?:\s(?:to|of|at)\s+|=\s*|\s)`?(?P<value>{_NUMBER})`?"
+    rf"(?:\s+(?!or\b)[a-z]+)?\s*,?\s*(?P<post>{_BOUND_AFTER})\b",
     re.IGNORECASE)
 # The same bound with its word before the value, for a backticked key: "`SystemMaxUse=` of at most
 # 500M", "`MaxRetries` no more than 5".
 _KEY_PRE_BOUND = re.compile(
     r"`(?P<key>[A-Za-z_][\w.-]{0,100}\w)\s*=?`\s*(?:(?:of|to|at|=|:|is|be)\s+)?"
-    r"(?P<pre>at most|at least|no more than|no less than|no fewer than|no higher than|no lower than|up to)\s+"
-    r"`?(?P<value>-?\d+(?:\.\d+)?(?:[KMGT]i?B?|B)?)(?!\w|\.\d)`?",
+    rf"(?P<pre>{_BOUND_BEFORE}|up to)\s+"
+    rf"`?(?P<value>{_NUMBER}(?:[KMGT]i?B?|B)?)(?!\w|\.\d)`?",
     re.IGNORECASE)
-# A plain decimal number: what a bound compares, on the tip's side and the script's.
-_NUMBER = re.compile(r"-?\d+(?:\.\d+)?")
-# A size, "500M", "2GiB", "64k": a number a bound compares in bytes.
-_SIZE = re.compile(r"(-?\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?", re.IGNORECASE)
+# What a bound compares, on the tip's side and the script's: a number, or a size ("500M", "2GiB",
+# "64k") in bytes.
+_SIZE = re.compile(rf"({_NUMBER})\s*([KMGT]?)(?:i?B)?", re.IGNORECASE)
 _AT_MOST: Final[frozenset[str]] = frozenset({"at most", "no more than", "no higher than", "up to", "lower", "less",
                                              "fewer", "below", "smaller", "under", "shorter"})
 
@@ -733,9 +735,9 @@ def _ignored_failures(lines: list[tuple[str, bool]], functions: dict[str, tuple[
             if frames:
                 frames[-1][1] = False
             frames.append([i if _IF_NOT.match(text) else None, True])
-            then = re.search(r";\s*then\s+(.*)$", text)
-            if then and then.group(1).strip():
-                frames[-1][1] = _only_reports(then.group(1), functions, stops_in)
+            then = _THEN_WORD.search(text)
+            if then and text[then.end():].strip():
+                frames[-1][1] = _only_reports(text[then.end():], functions, stops_in)
             continue
         if word in ("else", "elif") and frames:
             top = frames[-1]
@@ -1305,14 +1307,14 @@ def _order(tip: TipItems, view: ScriptView) -> list[tuple[str, float]]:
     step is one whose failure the script only reports (``sshd -t || true``, an ``if ! sshd -t``
     that only warns): the step is there, but it cannot hold the later one back."""
     out = []
-    steps = range(len(view.lines))
     for earlier, later in tip.order:
-        first = [k for k in steps if not view.checks[k] and any(_line_matches(i, view.actions[k]) for i in earlier)]
+        first = [k for k, line in enumerate(view.actions)
+                 if not view.checks[k] and any(_line_matches(i, line) for i in earlier)]
         if not first and any(i.kind == "command" for i in earlier):
             # A validator is a reading command: look for it on checking lines too (if ! sshd -t).
-            first = [k for k in steps if any(_line_matches(i, view.lines[k]) for i in earlier)]
-        last = [view.order[k] for k in steps
-                if not view.checks[k] and any(_line_matches(i, view.actions[k]) for i in later)]
+            first = [k for k, line in enumerate(view.lines) if any(_line_matches(i, line) for i in earlier)]
+        last = [view.order[k] for k, line in enumerate(view.actions)
+                if not view.checks[k] and any(_line_matches(i, line) for i in later)]
         what = f"{' / '.join(i.text for i in earlier)} before {' / '.join(i.text for i in later)}"
         if last and not first and all(i.kind == "service" for i in earlier):
             # The service the tip says to stop (or start) first never is, and the later step runs.

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import csv
+import hashlib
 import json
 import os
 import sys
@@ -66,8 +67,6 @@ def jsonl_pairs(path: Path) -> list[dict]:
 
 def cosines(pairs: list[dict], cache_path: Path | None) -> list[float | None]:
     cache = json.loads(cache_path.read_text()) if cache_path and cache_path.exists() else {}
-    import hashlib
-
     key = lambda p: hashlib.sha256((p["tip"] + "\0" + p["script"]).encode()).hexdigest()[:24]  # noqa: E731
     missing = [p for p in pairs if key(p) not in cache]
     if missing:
@@ -156,6 +155,41 @@ def pool_fit(designs: dict[str, np.ndarray], labels: dict[str, np.ndarray], name
     return cal.Calibration(cal.feature_names(), tuple(coef.tolist()), intercept)
 
 
+def skill_calibration(pairs: list[dict], x: np.ndarray, y: np.ndarray, prior: cal.Calibration | None,
+                      ridge: float, name: str) -> dict:
+    """`ctxgraph calibrate` on one part of a set, scored on the rest: the fit (toward zero, or toward
+    ``prior``'s coefficients as calibrate does from the default) and its cascade band, chosen on the
+    part's out-of-fold predictions, applied to the other part. Gold: fitted on run-6, scored on
+    run-7 (the demo's advice); other sets: their groups split in two by a hash, each half scoring
+    the other, averaged. Returns the held-out part's AUC, the share of it outside the band (judge
+    calls saved) and the share decided against its labels."""
+    if name == GOLD:
+        first = np.array([p["id"].startswith("run-6/") for p in pairs])
+        splits = [(first, ~first)]
+    else:
+        half = np.array([hashlib.sha256(p["group"].encode()).digest()[0] % 2 == 0 for p in pairs])
+        splits = [(half, ~half), (~half, half)]
+    coefficients = prior.coefficients if prior is not None else None
+    figures = []
+    for fit_on, score_on in splits:
+        if len(set(y[fit_on].tolist())) < 2 or len(set(y[score_on].tolist())) < 2:
+            continue
+        groups = [pairs[i]["group"] for i in np.flatnonzero(fit_on)]
+        coef, intercept = cal.fit(x[fit_on], y[fit_on], ridge, prior=coefficients)
+        out_of_fold, _ = cal.cross_validate(x[fit_on], y[fit_on], groups, ridge=ridge, prior=coefficients)
+        known = ~np.isnan(out_of_fold)
+        low, high = cal.cascade_band(out_of_fold[known], y[fit_on][known].astype(bool), 0.03)
+        probs = 1.0 / (1.0 + np.exp(-np.clip(intercept + x[score_on] @ coef, -35, 35)))
+        truth = y[score_on].astype(bool)
+        outside = (probs < low) | (probs > high)
+        figures.append((cal.auc(probs.tolist(), truth), float(outside.mean()),
+                        float(((probs[outside] >= 0.5) != truth[outside]).sum() / len(truth))))
+    if not figures:
+        return {"auc": None, "saved": None, "wrong": None}
+    auc_, saved, wrong = np.mean(figures, axis=0)
+    return {"auc": float(auc_), "saved": float(saved), "wrong": float(wrong)}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--json", action="store_true")
@@ -195,6 +229,10 @@ def main() -> int:
         saved, agreement, stopped = checked_cascade(pairs, probs, y, (low, high), cal.DEFAULT.cascade_max_disagreement,
                                                     cal.CASCADE_CHECK_SHARE)
         row.update(checked_cascade_saved=saved, checked_cascade_agreement=agreement, checked_cascade_stopped=stopped)
+        # A skill's own calibration on part of the set, from scratch and from the default (the pool
+        # fit without this set, so the prior never saw the labels it is scored on).
+        row["skill_fit_scratch"] = skill_calibration(pairs, x, y, None, args.ridge, name)
+        row["skill_fit_default"] = skill_calibration(pairs, x, y, shipped, args.ridge, name)
         hard = [i for i, p in enumerate(pairs) if p.get("hard")]
         if hard:
             row["shipped_auc_hard"] = cal.auc([default_prob[i] for i in hard], y[hard].astype(bool))
@@ -219,6 +257,26 @@ def main() -> int:
               f"{f(r.get('shipped_auc_hard')):>9}{r['cascade_saved']:>7.0%}{r['cascade_agreement']:>7.1%}"
               f"{r['checked_cascade_saved']:>8.0%}{'!' if r['checked_cascade_stopped'] else ' '}"
               f"{r['checked_cascade_agreement']:>7.1%}")
+    print()
+    print("`ctxgraph calibrate` on part of a set, scored on the rest (gold: fitted on run-6, scored on run-7;")
+    print("others: half the groups each way): from scratch, and from the default (the pool fit without the set);")
+    print("the held-out part's AUC, the share outside the fitted band (judge calls saved), the share decided wrongly")
+    print(f"{'set':<22}{'scratch AUC':>12}{'saved':>7}{'wrong':>7}{'default AUC':>13}{'saved':>7}{'wrong':>7}")
+    means = {"skill_fit_scratch": [], "skill_fit_default": []}
+    for r in results:
+        cells = ""
+        for key in means:
+            fit = r[key]
+            if fit["auc"] is None:
+                cells += f"{'-':>12}{'-':>7}{'-':>7}" if key == "skill_fit_scratch" else f"{'-':>13}{'-':>7}{'-':>7}"
+                continue
+            means[key].append((fit["auc"], fit["saved"], fit["wrong"]))
+            width = 12 if key == "skill_fit_scratch" else 13
+            cells += f"{fit['auc']:>{width}.3f}{fit['saved']:>7.0%}{fit['wrong']:>7.1%}"
+        print(f"{r['set']:<22}{cells}")
+    scratch, default = (np.mean(means[k], axis=0) for k in means)
+    print(f"{'mean':<22}{scratch[0]:>12.3f}{scratch[1]:>7.0%}{scratch[2]:>7.1%}"
+          f"{default[0]:>13.3f}{default[1]:>7.0%}{default[2]:>7.1%}")
     return 0
 
 

@@ -13,8 +13,9 @@
 #      default world on the release before the blame model (@v0.5.0). About 5 minutes.
 #   4. The follow signal against every labelled pair set (bench/follow_signal_auc.py): ROC AUC of the
 #      cosine and of the calibrated lexical signal, cross-validated by rule, and the judge cascade's
-#      calls saved and agreement (about 1 minute, no database); then the cascade on the demo's runs
-#      with the label judge, three ways (bench/cascade_demo.sh, about 2 minutes).
+#      calls saved and agreement, and `ctxgraph calibrate` on part of each set from scratch and from the
+#      default (about 1 minute, no database); then the cascade on the demo's runs
+#      with the label judge, four ways (bench/cascade_demo.sh, about 2 minutes).
 #   5. The load run (bench/load_run.py): 16 clients reading the ranker view while 4 agents write
 #      attempts and ctxgraph score loops over their run against a local judge, 60 s, on a third
 #      throwaway database holding a generated history (BENCH_LOAD_RUN_RUNS runs of the same rules):

@@ -539,6 +539,49 @@ def test_cascade_band_keeps_disagreement_under_the_rate():
     assert low <= 0.1 and high >= 0.9
 
 
+def test_cascade_band_saves_the_most_judge_calls_the_rate_allows():
+    # Against every pair of candidate ends, tried by brute force: no band that keeps within the
+    # rate leaves more examples outside it.
+    rng = np.random.default_rng(11)
+    for trial in range(20):
+        p = np.round(rng.beta(0.6, 0.6, size=60), 2)
+        labels = rng.uniform(size=60) < p
+        rate = [0.0, 0.03, 0.1][trial % 3]
+        low, high = cal.cascade_band(p.tolist(), labels.tolist(), rate)
+        outside = (p < low) | (p > high)
+        assert ((p[outside] >= 0.5) != labels[outside]).sum() <= rate * len(p) + 1e-9
+        ends = sorted(set(p.tolist()) | {0.0, 0.5, 1.0})
+        most = 0
+        for lo in (e for e in ends if e <= 0.5):
+            for hi in (e for e in ends if e >= 0.5):
+                out = (p < lo) | (p > hi)
+                if ((p[out] >= 0.5) != labels[out]).sum() <= rate * len(p) + 1e-9:
+                    most = max(most, int(out.sum()))
+        assert int(outside.sum()) == most
+    # With no disagreement allowed, each end stops at the first probability whose rows disagree.
+    p = [0.1, 0.15, 0.25, 0.25, 0.7, 0.7, 0.7, 0.9]
+    labels = [False, False, True, False, False, True, True, True]
+    assert cal.cascade_band(p, labels, 0.0) == (0.25, 0.7)
+
+
+def test_a_fit_from_a_prior_stays_near_it_where_the_examples_say_little():
+    rng = np.random.default_rng(5)
+    x = rng.normal(size=(12, 3))
+    y = (x[:, 0] + rng.normal(scale=2.0, size=12) > 0).astype(float)
+    prior = (1.5, -2.0, 0.75)
+    from_scratch, _ = cal.fit(x, y, 1.0)
+    from_prior, _ = cal.fit(x, y, 1.0, prior=prior)
+    # Twelve noisy examples move a fit only part of the way from where its ridge pulls it.
+    assert np.linalg.norm(from_prior - np.array(prior)) < np.linalg.norm(from_scratch - np.array(prior))
+    assert np.linalg.norm(from_scratch) < np.linalg.norm(from_prior)
+    # Many examples outweigh the prior: both fits meet.
+    x = rng.normal(size=(4000, 3))
+    y = (rng.uniform(size=4000) < 1 / (1 + np.exp(-(x @ np.array([1.0, 0.0, -1.0]))))).astype(float)
+    assert np.allclose(cal.fit(x, y, 1.0)[0], cal.fit(x, y, 1.0, prior=prior)[0], atol=0.01)
+    with pytest.raises(ValueError, match="a prior of 2 coefficients for 3 features"):
+        cal.fit(x, y, 1.0, prior=(1.0, 2.0))
+
+
 def test_cross_validation_never_scores_a_rule_with_its_own_labels():
     x = np.array([[0.0], [1.0], [0.0], [1.0], [0.0], [1.0]])
     y = np.array([0.0, 1.0, 0.0, 1.0, 1.0, 0.0])
@@ -580,11 +623,17 @@ def test_calibration_round_trip_on_judge_verdicts(conn, seed):
             skill=run.skill, run_id=run.run_id, log_path=run.log_path, judge_url=server.base_url, use_embed=False))
     assert first.signal_written == len(run.retrieval_ids)
     assert first.calibration is not None and "calibration" in first.calibration
+    # From scratch (the ridge toward zero) and, as stored, from the default calibration.
+    scratch = evaluation.calibrate(conn, run.skill, None, max_disagreement=0.05, save=False, from_default=False)
+    assert "default" not in scratch.calibration.source
     result = evaluation.calibrate(conn, run.skill, None, max_disagreement=0.05)
     conn.commit()
+    assert result.calibration.source.endswith("; from the default calibration")
+    assert result.calibration.coefficients != pytest.approx(scratch.calibration.coefficients)
     stored = Client(conn).current_follow_calibration(run.skill, SIGNAL_VERSION)
     conn.commit()
     assert stored["calibration_id"] == result.calibration.calibration_id
+    assert stored["source"] == result.calibration.source
     assert stored["fitted_on"] == "judge" and stored["examples"] >= len(run.retrieval_ids)
     assert list(stored["feature_names"]) == list(cal.feature_names())
     assert cal.Calibration.from_row(stored).coefficients == pytest.approx(result.calibration.coefficients)

@@ -145,6 +145,8 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--max-disagreement", type=_positive_float, default=0.03,
                            help="cascade: most expected disagreement with the judge (default 0.03)")
     calibrate.add_argument("--folds", type=_positive_int, default=5, help="cross-validation folds by rule (default 5)")
+    calibrate.add_argument("--from-scratch", action="store_true",
+                           help="pull the coefficients toward zero, not toward the default calibration's")
     calibrate.add_argument("--dry-run", action="store_true", help="fit and print, store nothing")
 
     simulate = sub.add_parser(
@@ -349,7 +351,7 @@ def _calibrate(args: argparse.Namespace) -> int:
         try:
             result = evaluation.calibrate(conn, args.skill, labels, folds=args.folds,
                                           max_disagreement=args.max_disagreement, source=source,
-                                          save=not args.dry_run)
+                                          save=not args.dry_run, from_default=not args.from_scratch)
         except evaluation.LabelError as exc:
             print(f"ctxgraph calibrate: {exc}", file=sys.stderr)
             return EXIT_USAGE

@@ -149,12 +149,15 @@ class CalibrationResult:
 
 def calibrate(conn: psycopg.Connection, skill: str, labels: list[dict] | None = None, *, folds: int = 5,
               max_disagreement: float = 0.03, ridge: float = 1.0, source: str | None = None,
-              save: bool = True) -> CalibrationResult:
+              save: bool = True, from_default: bool = True) -> CalibrationResult:
     """Fit the follow signal's calibration on the judge's verdicts (labels None) or on gold labels.
 
     Examples are the skill's retrievals whose stored follow evidence has the current signal version
-    (a scoring pass writes it). Figures are cross-validated by rule; the cascade band comes from
-    the out-of-fold predictions. Raises LabelError when there is nothing to fit on."""
+    (a scoring pass writes it). The ridge pulls the coefficients toward the default calibration's
+    (cal.DEFAULT, the fit on the labelled pool), so a skill's few hundred verdicts adjust it rather
+    than start from nothing; from_default=False pulls them toward zero instead. Figures are
+    cross-validated by rule, each fold fitted the same way; the cascade band comes from the
+    out-of-fold predictions. Raises LabelError when there is nothing to fit on."""
     require_skill(conn, skill)
     store = Store(conn)
     if labels is None:
@@ -181,13 +184,17 @@ def calibrate(conn: psycopg.Connection, skill: str, labels: list[dict] | None = 
                   for _, _, tip, feats, cos, _ in examples])
     y = np.array([bool(e[5]) for e in examples], dtype=float)
     groups = [e[1] for e in examples]
-    predictions, folds_used = cal.cross_validate(x, y, groups, folds, ridge)
+    # The default's coefficients as the prior only where they are for these very features.
+    prior = cal.DEFAULT.coefficients if from_default and cal.DEFAULT.feature_names == cal.feature_names() else None
+    if prior is not None:
+        source += "; from the default calibration"
+    predictions, folds_used = cal.cross_validate(x, y, groups, folds, ridge, prior=prior)
     known = ~np.isnan(predictions)
     cv_auc = cal.auc(predictions[known].tolist(), y[known].astype(bool).tolist())
     cv_accuracy = float(np.mean((predictions[known] >= 0.5) == y[known].astype(bool))) if known.any() else None
     low, high = cal.cascade_band(predictions[known].tolist(), y[known].astype(bool).tolist(), max_disagreement)
     inside = float(np.mean((predictions[known] >= low) & (predictions[known] <= high))) if known.any() else 1.0
-    coefficients, intercept = cal.fit(x, y, ridge)
+    coefficients, intercept = cal.fit(x, y, ridge, prior=prior)
     result = cal.Calibration(
         feature_names=cal.feature_names(), coefficients=tuple(float(c) for c in coefficients), intercept=intercept,
         fitted_on=fitted_on, source=source, examples=len(examples), positives=int(y.sum()), cv_auc=cv_auc,

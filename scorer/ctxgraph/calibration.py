@@ -191,7 +191,7 @@ def fit(x: np.ndarray, y: np.ndarray, ridge: float = 1.0, iterations: int = 50,
 
     The ridge pulls the coefficients toward zero, or toward ``prior`` (coefficients of the same
     features, e.g. :data:`DEFAULT`'s): a skill's few hundred verdicts then adjust the labelled
-    pool's fit instead of starting from nothing (README, "Calibration")."""
+    pool's fit instead of starting from nothing (README, "Follow signal": `ctxgraph calibrate`)."""
     n, k = x.shape
     design = np.hstack([np.ones((n, 1)), x])
     beta = np.zeros(k + 1)

@@ -610,10 +610,11 @@ def seed_crypto_run(seed, rules: int = 6):
     return seed(attempts)
 
 
-def test_calibration_round_trip_on_judge_verdicts(conn, seed):
+def test_calibration_round_trip_on_judge_verdicts(conn, seed, capsys):
     from judge_stub_server import StubServer, verdict
 
     from ctxgraph import evaluation, scoring_pass
+    from ctxgraph.cli import main
     from ctxgraph.store import Client
 
     run = seed_crypto_run(seed)
@@ -623,6 +624,16 @@ def test_calibration_round_trip_on_judge_verdicts(conn, seed):
             skill=run.skill, run_id=run.run_id, log_path=run.log_path, judge_url=server.base_url, use_embed=False))
     assert first.signal_written == len(run.retrieval_ids)
     assert first.calibration is not None and "calibration" in first.calibration
+    # The command says where the fit started, and --dry-run stores nothing.
+    before = Client(conn).current_follow_calibration(run.skill, SIGNAL_VERSION)
+    conn.commit()
+    assert main(["calibrate", "--skill", run.skill, "--max-disagreement", "0.05", "--dry-run"]) == 0
+    assert "; from the default calibration" in capsys.readouterr().out
+    assert main(["calibrate", "--skill", run.skill, "--max-disagreement", "0.05", "--dry-run", "--from-scratch"]) == 0
+    printed = capsys.readouterr().out
+    assert "from the default" not in printed and "not stored (--dry-run)" in printed
+    assert Client(conn).current_follow_calibration(run.skill, SIGNAL_VERSION) == before
+    conn.commit()
     # From scratch (the ridge toward zero) and, as stored, from the default calibration.
     scratch = evaluation.calibrate(conn, run.skill, None, max_disagreement=0.05, save=False, from_default=False)
     assert "default" not in scratch.calibration.source

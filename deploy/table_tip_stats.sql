@@ -19,6 +19,10 @@
 --   ctxgraph.rule_attempt_stats  per attempt, the rule's population for the baselines (its mean
 --   ctxgraph.rule_stats          unit outcome, whether it broke the system), and per rule the sums.
 --
+-- A statement that changes only follow columns of scored rows (the scorer's write-back) moves
+-- the pairs, (tip, rule) rows and tips by each row's change of follow branch instead
+-- (_tip_stats_follow_apply): no pair is recomputed or probed for it.
+--
 -- Distinct attempts and runs stay exact (a row exists or not), the arithmetic stays in
 -- scored_retrievals (pairs are recomputed from it, never from a copy of the rule), and the old
 -- figures of a changed row never need recomputing: they are the stored pair's. Sums of float8
@@ -501,6 +505,135 @@ $$;
 COMMENT ON FUNCTION ctxgraph._tip_stats_apply(text, bigint[], bigint[], integer[], timestamptz[], boolean[]) IS
     'Private: moves every maintained level (pairs, tips, tip-rule and tip-run rows, attempts, rules) by the changed rows of one statement (the triggers call it).';
 
+-- _tip_stats_follow_apply: the scorer's write-back, moved by difference. A statement that changes
+-- only the follow columns of scored rows (verdict, cosine, probability) moves nothing but follow
+-- figures: no pair appears or goes, no rule, run or attempt figure changes, and each row's credit
+-- and harm are those of its pair. A pair of one row (nearly every pair: a tip is retrieved once per
+-- attempt) then moves by that row's change in follow weight and verdict, computed from the row's
+-- old and new values with the follow rule itself (follow_decision, follow_verdict and the
+-- follow.weight.<branch> coefficients, as scored_retrievals applies them), so the pair is neither
+-- recomputed from the log nor probed before it is written: the write-back's pairs, (tip, rule)
+-- rows and tips are each one relative UPDATE by primary key. A pair of several rows, whose rows
+-- may differ in credit, is recomputed through _tip_stats_apply as before.
+CREATE FUNCTION ctxgraph._tip_stats_follow_apply(skill text, tip_ids bigint[], attempt_keys bigint[],
+                                                 old_llm boolean[], old_emb double precision[],
+                                                 old_probability double precision[], new_llm boolean[],
+                                                 new_emb double precision[], new_probability double precision[])
+RETURNS integer
+LANGUAGE plpgsql
+-- Generic plans and no JIT, as _tip_stats_apply: every lookup is by key.
+SET plan_cache_mode = force_generic_plan
+SET jit = off
+AS $$
+#variable_conflict use_column
+DECLARE
+    moved     integer;
+    left_tips bigint[];
+    left_keys bigint[];
+BEGIN
+    -- The tips' rows first, in (skill, tip) order, as every writer of their levels takes them.
+    PERFORM 1 FROM ctxgraph.tip_stats AS s
+     WHERE s.skill = _tip_stats_follow_apply.skill AND s.tip_id = ANY (_tip_stats_follow_apply.tip_ids)
+     ORDER BY s.tip_id
+       FOR UPDATE;
+
+    WITH thresholds AS (
+        SELECT ctxgraph.param('follow.emb_threshold') AS emb, ctxgraph.param('follow.probability_threshold') AS probability
+    ),
+    changes AS (
+        SELECT c.tip_id, c.attempt_key,
+               ctxgraph.follow_decision(c.old_llm, c.old_emb, c.old_probability, t.emb, t.probability) AS old_decision,
+               ctxgraph.follow_decision(c.new_llm, c.new_emb, c.new_probability, t.emb, t.probability) AS new_decision
+          FROM unnest(_tip_stats_follow_apply.tip_ids, _tip_stats_follow_apply.attempt_keys,
+                      _tip_stats_follow_apply.old_llm, _tip_stats_follow_apply.old_emb,
+                      _tip_stats_follow_apply.old_probability, _tip_stats_follow_apply.new_llm,
+                      _tip_stats_follow_apply.new_emb, _tip_stats_follow_apply.new_probability)
+               AS c (tip_id, attempt_key, old_llm, old_emb, old_probability, new_llm, new_emb, new_probability)
+         CROSS JOIN thresholds AS t
+    ),
+    -- Each branch's coefficient read once (ctxgraph.param raises on a missing one).
+    weights AS (
+        SELECT d.decision, ctxgraph.param('follow.weight.' || d.decision) AS weight
+          FROM (SELECT c.old_decision FROM changes AS c UNION SELECT c.new_decision FROM changes AS c) AS d (decision)
+    ),
+    -- Per pair, the change of its follow sums; a row whose branch did not change moves nothing.
+    deltas AS (
+        SELECT c.tip_id, c.attempt_key, sum(wn.weight - wo.weight) AS weight,
+               sum((ctxgraph.follow_verdict(c.new_decision) IS NOT NULL)::integer
+                   - (ctxgraph.follow_verdict(c.old_decision) IS NOT NULL)::integer) AS known,
+               sum(coalesce(ctxgraph.follow_verdict(c.new_decision), false)::integer
+                   - coalesce(ctxgraph.follow_verdict(c.old_decision), false)::integer) AS followed
+          FROM changes AS c
+          JOIN weights AS wo ON wo.decision = c.old_decision
+          JOIN weights AS wn ON wn.decision = c.new_decision
+         WHERE c.old_decision <> c.new_decision
+         GROUP BY c.tip_id, c.attempt_key
+    ),
+    -- One-row pairs: the row's credit is the pair's outcome_sum, its harm the pair's harmful.
+    pairs_moved AS (
+        UPDATE ctxgraph.tip_attempt_stats AS a
+           SET weight_sum = a.weight_sum + d.weight,
+               weighted_sum = a.weighted_sum + a.outcome_sum * d.weight,
+               follow_known = a.follow_known + d.known,
+               followed = a.followed + d.followed,
+               harm = a.harm + CASE WHEN a.harmful THEN d.followed ELSE 0 END
+          FROM deltas AS d
+         WHERE a.skill = _tip_stats_follow_apply.skill AND a.tip_id = d.tip_id AND a.attempt_key = d.attempt_key
+           AND a.scored = 1
+        RETURNING a.tip_id, a.attempt_key, a.rule_id, a.outcome_sum, a.harmful, d.weight, d.known, d.followed
+    ),
+    -- Eviction's unit is the pair's mean follow weight and mean credit: with one row, the row's.
+    rules_moved AS (
+        UPDATE ctxgraph.tip_rule_stats AS s
+           SET followed_n = s.followed_n + m.weight,
+               followed_sum = s.followed_sum + m.weighted,
+               harm_n = s.harm_n + m.harm
+          FROM (SELECT p.tip_id, p.rule_id, sum(p.weight) AS weight, sum(p.weight * p.outcome_sum) AS weighted,
+                       coalesce(sum(p.weight) FILTER (WHERE p.harmful), 0) AS harm
+                  FROM pairs_moved AS p GROUP BY p.tip_id, p.rule_id) AS m
+         WHERE s.skill = _tip_stats_follow_apply.skill AND s.tip_id = m.tip_id AND s.rule_id = m.rule_id
+    ),
+    tip_deltas AS (
+        SELECT p.tip_id, sum(p.outcome_sum * p.weight) AS weighted, sum(p.known) AS known, sum(p.followed) AS followed,
+               coalesce(sum(p.followed) FILTER (WHERE p.harmful), 0) AS harm
+          FROM pairs_moved AS p GROUP BY p.tip_id
+    ),
+    -- Every tip whose rows changed gets a new evidence version, whether its figures moved or not.
+    tips_moved AS (
+        UPDATE ctxgraph.tip_stats AS s
+           SET weighted_sum = s.weighted_sum + coalesce(d.weighted, 0),
+               follow_known = s.follow_known + coalesce(d.known, 0),
+               followed = s.followed + coalesce(d.followed, 0),
+               harm = s.harm + coalesce(d.harm, 0),
+               evidence_version = s.evidence_version + 1,
+               refreshed_at = now()
+          FROM (SELECT DISTINCT u.tip_id FROM unnest(_tip_stats_follow_apply.tip_ids) AS u (tip_id)) AS t
+          LEFT JOIN tip_deltas AS d ON d.tip_id = t.tip_id
+         WHERE s.skill = _tip_stats_follow_apply.skill AND s.tip_id = t.tip_id
+        RETURNING 1
+    ),
+    -- Pairs of several rows (or, defensively, a pair not stored): recomputed below.
+    left_over AS (
+        SELECT d.tip_id, d.attempt_key FROM deltas AS d
+         WHERE NOT EXISTS (SELECT 1 FROM pairs_moved AS p WHERE p.tip_id = d.tip_id AND p.attempt_key = d.attempt_key)
+    )
+    SELECT (SELECT count(*) FROM tips_moved),
+           (SELECT array_agg(l.tip_id ORDER BY l.tip_id, l.attempt_key) FROM left_over AS l),
+           (SELECT array_agg(l.attempt_key ORDER BY l.tip_id, l.attempt_key) FROM left_over AS l)
+      INTO moved, left_tips, left_keys;
+    IF left_tips IS NOT NULL THEN
+        PERFORM ctxgraph._tip_stats_apply(_tip_stats_follow_apply.skill, left_tips, left_keys,
+                                          array_fill(0, ARRAY[cardinality(left_tips)]),
+                                          array_fill(NULL::timestamptz, ARRAY[cardinality(left_tips)]),
+                                          array_fill(false, ARRAY[cardinality(left_tips)]));
+    END IF;
+    RETURN moved;
+END
+$$;
+
+COMMENT ON FUNCTION ctxgraph._tip_stats_follow_apply(text, bigint[], bigint[], boolean[], double precision[], double precision[], boolean[], double precision[], double precision[]) IS
+    'Private: moves the pairs, (tip, rule) rows and tips by a statement''s changes of follow columns only (the scorer''s write-back), from each row''s old and new follow branch; pairs of several rows go through _tip_stats_apply.';
+
 -- _tip_stats_rebuild: one skill's levels rebuilt exactly from the log, for the given tips (NULL:
 -- every tip of the skill, and then the attempt and rule levels from scratch too).
 --
@@ -668,6 +801,26 @@ BEGIN
                                               batch.retrieved_ats, batch.removals);
         END LOOP;
     ELSE
+        -- Changes of the follow columns alone in scored rows (the scorer's write-back): moved by
+        -- each row's change of follow branch. Every other changed row: signed elements, below.
+        FOR batch IN
+            SELECT n.skill, array_agg(n.tip_id) AS tip_ids, array_agg(coalesce(n.attempt_id, -n.id)) AS attempt_keys,
+                   array_agg(o.tip_followed_llm) AS old_llm, array_agg(o.tip_followed_emb) AS old_emb,
+                   array_agg(o.follow_probability) AS old_probability, array_agg(n.tip_followed_llm) AS new_llm,
+                   array_agg(n.tip_followed_emb) AS new_emb, array_agg(n.follow_probability) AS new_probability
+              FROM old_rows AS o JOIN new_rows AS n ON n.skill = o.skill AND n.id = o.id
+             WHERE o.outcome_value IS NOT NULL
+               AND (o.tip_id, o.attempt_id, o.run_id, o.rule_id, o.outcome_value, o.outcome_confidence, o.retrieved_at)
+                   IS NOT DISTINCT FROM
+                   (n.tip_id, n.attempt_id, n.run_id, n.rule_id, n.outcome_value, n.outcome_confidence, n.retrieved_at)
+               AND (o.tip_followed_llm, o.tip_followed_emb, o.follow_probability)
+                   IS DISTINCT FROM (n.tip_followed_llm, n.tip_followed_emb, n.follow_probability)
+             GROUP BY n.skill
+        LOOP
+            PERFORM ctxgraph._tip_stats_follow_apply(batch.skill, batch.tip_ids, batch.attempt_keys, batch.old_llm,
+                                                     batch.old_emb, batch.old_probability, batch.new_llm,
+                                                     batch.new_emb, batch.new_probability);
+        END LOOP;
         FOR batch IN
             SELECT e.skill, array_agg(e.tip_id) AS tip_ids, array_agg(e.attempt_key) AS attempt_keys,
                    array_agg(e.sign) AS signs, array_agg(e.retrieved_at) AS retrieved_ats,
@@ -681,7 +834,13 @@ BEGIN
                             o.tip_followed_llm, o.tip_followed_emb, o.follow_probability, o.retrieved_at)
                            IS DISTINCT FROM
                            (n.tip_id, n.attempt_id, n.rule_id, n.outcome_value, n.outcome_confidence,
-                            n.tip_followed_llm, n.tip_followed_emb, n.follow_probability, n.retrieved_at)) AS c
+                            n.tip_followed_llm, n.tip_followed_emb, n.follow_probability, n.retrieved_at)
+                       AND NOT (o.outcome_value IS NOT NULL
+                                AND (o.tip_id, o.attempt_id, o.run_id, o.rule_id, o.outcome_value,
+                                     o.outcome_confidence, o.retrieved_at)
+                                    IS NOT DISTINCT FROM
+                                    (n.tip_id, n.attempt_id, n.run_id, n.rule_id, n.outcome_value,
+                                     n.outcome_confidence, n.retrieved_at))) AS c
              CROSS JOIN LATERAL (
                    VALUES (c.skill, c.old_tip, c.old_key, -1, c.old_at,
                            c.old_at IS DISTINCT FROM c.new_at OR c.old_tip <> c.new_tip),
@@ -756,6 +915,8 @@ CREATE TRIGGER tip_stats_after_truncate AFTER TRUNCATE ON ctxgraph.tip_retrieval
 REVOKE ALL ON FUNCTION ctxgraph._tip_pair_aggregate(text, bigint, bigint),
     ctxgraph._rule_stats_apply(text, bigint[]),
     ctxgraph._tip_stats_apply(text, bigint[], bigint[], integer[], timestamptz[], boolean[]),
+    ctxgraph._tip_stats_follow_apply(text, bigint[], bigint[], boolean[], double precision[], double precision[],
+                                     boolean[], double precision[], double precision[]),
     ctxgraph._tip_stats_rebuild(text, bigint[]),
     ctxgraph._tip_stats_after_retrievals_truncate() FROM PUBLIC;
 

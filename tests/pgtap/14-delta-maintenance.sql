@@ -4,7 +4,7 @@
 -- must equal a from-scratch computation (tests/fixtures/maintained_references.sql) over scored_retrievals and the raw log (the
 -- sums up to float rounding: they move by differences; 10 decimals).
 BEGIN;
-SELECT plan(40);
+SELECT plan(46);
 SELECT setseed(0.2026);
 
 -- The references: tests/fixtures/maintained_references.sql.
@@ -73,12 +73,42 @@ SELECT ok((SELECT count(*) FROM ctxgraph.tip_attempt_stats WHERE attempt_key > 0
           'the world has linked pairs and unlinked legacy pairs');
 
 -- 4. The scorer's write-back: judge verdicts, cosines and probabilities, in one statement per column.
+--    One-row pairs move by each row's change of follow branch; pairs of several rows are recomputed:
+--    the world has both, harmful or not.
+SELECT ok((SELECT count(*) FILTER (WHERE scored = 1 AND harmful) > 0 AND count(*) FILTER (WHERE scored = 1 AND NOT harmful) > 0
+                  AND count(*) FILTER (WHERE scored > 1) > 0
+             FROM ctxgraph.tip_attempt_stats),
+          'the write-back meets one-row pairs (harmful and not) and pairs of several rows');
 UPDATE ctxgraph.tip_retrievals SET tip_followed_llm = random() < 0.5 WHERE run_id = 'dm-run' AND random() < 0.4;
 UPDATE ctxgraph.tip_retrievals SET tip_followed_emb = random() WHERE run_id = 'dm-run' AND random() < 0.6;
 UPDATE ctxgraph.tip_retrievals SET follow_probability = random() WHERE run_id = 'dm-run' AND random() < 0.5;
 SELECT set_eq('SELECT * FROM tests.maintained_tips', 'SELECT * FROM tests.reference_tips', 'after the scorer''s write-back: tips = reference');
 SELECT set_eq('SELECT * FROM tests.maintained_pairs', 'SELECT * FROM tests.reference_pairs', 'after the scorer''s write-back: pairs = reference');
 SELECT set_eq('SELECT * FROM tests.maintained_levels', 'SELECT * FROM tests.reference_levels', 'after the scorer''s write-back: eviction levels = reference');
+
+-- 4b. A write-back of one-row pairs only never recomputes a pair from the log: it goes through
+--     _tip_stats_follow_apply alone, not _tip_stats_apply (counted by track_functions).
+SET LOCAL track_functions = 'pl';
+CREATE TEMP TABLE calls_before AS
+SELECT f.funcname, f.calls FROM pg_catalog.pg_stat_xact_user_functions AS f
+ WHERE f.schemaname = 'ctxgraph' AND f.funcname IN ('_tip_stats_apply', '_tip_stats_follow_apply');
+UPDATE ctxgraph.tip_retrievals AS r
+   SET tip_followed_llm = NOT coalesce(r.tip_followed_llm, false), follow_probability = random()
+  FROM ctxgraph.tip_attempt_stats AS a
+ WHERE r.run_id = 'dm-run' AND a.skill = r.skill AND a.tip_id = r.tip_id AND a.attempt_key = coalesce(r.attempt_id, -r.id)
+   AND a.scored = 1;
+SELECT is((SELECT coalesce(sum(f.calls), 0) FROM pg_catalog.pg_stat_xact_user_functions AS f
+            WHERE f.schemaname = 'ctxgraph' AND f.funcname = '_tip_stats_apply')
+          - (SELECT coalesce(sum(c.calls), 0) FROM calls_before AS c WHERE c.funcname = '_tip_stats_apply'),
+          0::numeric, 'a write-back of one-row pairs recomputes no pair (_tip_stats_apply not called)');
+SELECT cmp_ok((SELECT coalesce(sum(f.calls), 0) FROM pg_catalog.pg_stat_xact_user_functions AS f
+                WHERE f.schemaname = 'ctxgraph' AND f.funcname = '_tip_stats_follow_apply')
+              - (SELECT coalesce(sum(c.calls), 0) FROM calls_before AS c WHERE c.funcname = '_tip_stats_follow_apply'),
+              '>', 0::numeric, 'it moves them by difference (_tip_stats_follow_apply)');
+SELECT set_eq('SELECT * FROM tests.maintained_tips', 'SELECT * FROM tests.reference_tips', 'after a write-back of one-row pairs: tips = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_pairs', 'SELECT * FROM tests.reference_pairs', 'after a write-back of one-row pairs: pairs = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_levels', 'SELECT * FROM tests.reference_levels', 'after a write-back of one-row pairs: eviction levels = reference');
+SET LOCAL track_functions = 'none';
 
 -- 5. Failure modes corrected on the attempts themselves (harm moves for every tip of the attempt).
 UPDATE ctxgraph.attempts SET failure_mode = CASE failure_mode WHEN 'clean_failure' THEN 'health_failure' ELSE 'clean_failure' END

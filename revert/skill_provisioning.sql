@@ -1,6 +1,7 @@
 -- Revert ctxgraph:skill_provisioning from pg
 
--- Back to @v0.5.0: drop_skill(NULL) raises 22023 (unknown skill).
+-- Back to @v0.5.0: drop_skill(NULL) raises 22023 (unknown skill); partitions at the default
+-- fillfactor.
 BEGIN;
 
 -- ctxgraph.drop_skill: removes a skill with all its rows. For reverts and administrators only.
@@ -47,5 +48,74 @@ $$;
 
 COMMENT ON FUNCTION ctxgraph.drop_skill(text) IS
     'Drops a skill''s schema with all its rows and unregisters it. Irreversible: meant for reverts.';
+
+-- ctxgraph.ensure_skill_partitions: brings every skill's partitions in line with the parents:
+-- creates a missing partition (a parent table added by a later change reaches existing skills),
+-- copies the parent's table and column comments and its statement-level triggers (statement
+-- triggers on a parent do not fire for statements aimed at a partition), then syncs privileges.
+CREATE OR REPLACE FUNCTION ctxgraph.ensure_skill_partitions(skill text DEFAULT NULL)
+RETURNS integer
+LANGUAGE plpgsql
+AS $$
+#variable_conflict use_column
+DECLARE
+    skill_name text;
+    parent     regclass;
+    child      regclass;
+    created    integer := 0;
+    trig       record;
+BEGIN
+    FOR skill_name IN
+        SELECT s.name FROM ctxgraph.skills AS s
+         WHERE ensure_skill_partitions.skill IS NULL OR s.name = ensure_skill_partitions.skill
+         ORDER BY s.name
+    LOOP
+        FOR parent IN SELECT ctxgraph._skill_parent_tables() LOOP
+            child := pg_catalog.to_regclass(format('%I.%I', skill_name,
+                                                   (SELECT relname FROM pg_catalog.pg_class WHERE oid = parent)));
+            IF child IS NULL THEN
+                EXECUTE format('CREATE TABLE %I.%I PARTITION OF %s FOR VALUES IN (%L)', skill_name,
+                               (SELECT relname FROM pg_catalog.pg_class WHERE oid = parent), parent, skill_name);
+                child := pg_catalog.to_regclass(format('%I.%I', skill_name,
+                                                       (SELECT relname FROM pg_catalog.pg_class WHERE oid = parent)));
+                -- So that a plain INSERT INTO <skill>.<table> need not name the skill.
+                EXECUTE format('ALTER TABLE %s ALTER COLUMN skill SET DEFAULT %L', child, skill_name);
+                created := created + 1;
+            END IF;
+            PERFORM ctxgraph._copy_comments(parent, child, skill_name);
+            FOR trig IN
+                SELECT t.tgname, pg_catalog.pg_get_triggerdef(t.oid) AS def
+                  FROM pg_catalog.pg_trigger AS t
+                 WHERE t.tgrelid = parent AND NOT t.tgisinternal AND (t.tgtype & 1) = 0
+                   AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger AS c
+                                    WHERE c.tgrelid = child AND c.tgname = t.tgname)
+            LOOP
+                EXECUTE replace(trig.def, format(' ON %s ', parent), format(' ON %s ', child));
+            END LOOP;
+        END LOOP;
+        PERFORM ctxgraph.sync_skill_privileges(skill_name);
+    END LOOP;
+    RETURN created;
+END
+$$;
+
+COMMENT ON FUNCTION ctxgraph.ensure_skill_partitions(text) IS
+    'Creates missing skill partitions and gives every partition its parent''s comments, statement triggers and privileges; returns the partitions created.';
+
+
+DO $$
+DECLARE
+    child regclass;
+BEGIN
+    FOR child IN
+        SELECT i.inhrelid::regclass FROM pg_catalog.pg_inherits AS i
+         WHERE ctxgraph._skill_partition_fillfactor(i.inhparent::regclass) IS NOT NULL
+    LOOP
+        EXECUTE format('ALTER TABLE %s RESET (fillfactor)', child);
+    END LOOP;
+END
+$$;
+
+DROP FUNCTION ctxgraph._skill_partition_fillfactor(regclass);
 
 COMMIT;

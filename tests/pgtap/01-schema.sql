@@ -2,7 +2,7 @@
 -- real table per skill), their columns, types, nullability, defaults and keys, the skills registry,
 -- plain INSERTs that name only contract columns, and a third skill added by ctxgraph.add_skill.
 BEGIN;
-SELECT plan(249);
+SELECT plan(262);
 
 -- ---------------------------------------------------------------------------------------------
 -- Schemas and extension (4)
@@ -239,6 +239,16 @@ SELECT set_eq(format('SELECT * FROM tests.table_shape(%L)', 'k9.' || t),
               format('SELECT * FROM tests.table_shape(%L)', 'stig.' || t),
               format('k9.%s has the same columns, types and nullability as stig.%s', t, t))
   FROM unnest(ARRAY['runs', 'attempts', 'tips', 'tip_retrievals']) AS t;
+
+-- The maintained levels are updated in place by every write: their partitions, the new skill's
+-- and the existing ones', leave room on each page (fillfactor 85) for HOT updates (13).
+SELECT is((SELECT c.reloptions FROM pg_catalog.pg_class AS c WHERE c.oid = format('%s.%s', s, t)::regclass),
+          ARRAY['fillfactor=85'], format('%s.%s has fillfactor 85', s, t))
+  FROM unnest(ARRAY['k9', 'stig']) AS s,
+       unnest(ARRAY['tip_stats', 'tip_attempt_stats', 'tip_rule_stats', 'tip_run_stats', 'rule_attempt_stats',
+                    'rule_stats']) AS t;
+SELECT is((SELECT c.reloptions FROM pg_catalog.pg_class AS c WHERE c.oid = 'k9.tip_retrievals'::regclass), NULL,
+          'k9.tip_retrievals keeps the default fillfactor');
 
 SELECT set_eq(format('SELECT * FROM tests.table_grants(%L)', 'k9.' || t),
               format('SELECT * FROM tests.table_grants(%L)', 'stig.' || t),

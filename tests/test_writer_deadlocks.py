@@ -231,3 +231,94 @@ def test_the_retry_runs_only_a_transaction_it_owns(connections) -> None:
     with pytest.raises(errors.DeadlockDetected):
         run_in_transaction(conn, always_deadlocks, deadlock_retries=2)
     assert len(calls) == 3
+
+
+def maintained_levels(conn: psycopg.Connection, tip_ids: list[int]) -> list[tuple]:
+    """The tips' maintained figures at every level eviction and the ranker read, floats to 9 places."""
+    rows: list[tuple] = []
+    for query in (
+        "SELECT tip_id, retrievals, scored, attempts, outcome_sum, weighted_sum, follow_known, followed, harm, runs"
+        "  FROM ctxgraph.tip_stats WHERE skill = %s AND tip_id = ANY (%s)",
+        "SELECT tip_id, attempt_key, scored, outcome_sum, weighted_sum, weight_sum, follow_known, followed, harm"
+        "  FROM ctxgraph.tip_attempt_stats WHERE skill = %s AND tip_id = ANY (%s)",
+        "SELECT tip_id, rule_id, units, followed_n, followed_sum, harm_n"
+        "  FROM ctxgraph.tip_rule_stats WHERE skill = %s AND tip_id = ANY (%s)",
+    ):
+        rows += [tuple(round(v, 9) if isinstance(v, float) else v for v in row)
+                 for row in conn.execute(query, (SKILL, tip_ids)).fetchall()]
+    return sorted(rows, key=repr)
+
+
+def test_concurrent_write_backs_of_shared_tips_commit_and_stay_exact(connections) -> None:
+    """Scorer write-backs of disjoint rows of the same tips, beside outcomes corrected on their attempts.
+
+    Each write-back moves the tips' levels by difference (one-row pairs) or recomputes them (pairs
+    of several rows), under the tips' locks taken in tip order; none may deadlock or lose another's
+    change: afterwards every level equals a from-scratch rebuild of those tips.
+    """
+    setup = connections()
+    client = Client(setup)
+    rule = f"rule_{uuid.uuid4().hex[:8]}"
+    run_id = f"run-{uuid.uuid4().hex[:8]}"
+    tips = new_tips(setup, rule, 6)
+    attempts: list[int] = []
+    for number in range(1, 25):
+        attempt = client.save_attempt(SKILL, run_id, rule, number)
+        chosen = [tips[(number + k) % 6] for k in range(3)]
+        ids = client.log_retrievals(SKILL, run_id, rule, chosen, [0.5] * len(chosen), BASE_TIME)
+        if number % 4 == 0:  # the tip retrieved again in the same attempt: a pair of two rows
+            ids += client.log_retrievals(SKILL, run_id, rule, chosen[:1], [0.5], BASE_TIME)
+        client.update_retrieval_attempt_ids(SKILL, ids, attempt)
+        client.record_outcome(SKILL, attempt, number % 3 == 0, None if number % 3 == 0 else
+                              ("health_failure" if number % 5 == 0 else "clean_failure"))
+        attempts.append(attempt)
+    setup.commit()
+    row_ids = [r[0] for r in setup.execute("SELECT id FROM ctxgraph.tip_retrievals WHERE skill = %s AND run_id = %s"
+                                           " ORDER BY id", (SKILL, run_id)).fetchall()]
+    assert setup.execute("SELECT count(*) FILTER (WHERE scored > 1) > 0 AND count(*) FILTER (WHERE scored = 1) > 0"
+                         "  FROM ctxgraph.tip_attempt_stats WHERE skill = %s AND tip_id = ANY (%s)",
+                         (SKILL, tips)).fetchone()[0], "both one-row pairs and pairs of several rows"
+    setup.commit()
+
+    writers = 3
+    barrier = threading.Barrier(writers + 1)
+
+    def write_back(k: int) -> Callable[[], None]:
+        conn = connections()
+        mine = row_ids[k::writers]
+
+        def job() -> None:
+            for round_ in range(8):
+                barrier.wait(timeout=20)
+                conn.execute(
+                    "UPDATE ctxgraph.tip_retrievals AS r"
+                    "   SET tip_followed_llm = CASE WHEN (r.id + %s) %% 3 = 0 THEN NULL ELSE (r.id + %s) %% 2 = 0 END,"
+                    "       tip_followed_emb = ((r.id * 7 + %s) %% 10) / 10.0,"
+                    "       follow_probability = CASE WHEN (r.id + %s) %% 4 = 0 THEN NULL ELSE ((r.id + %s) %% 5) / 5.0 END"
+                    " WHERE r.skill = %s AND r.id = ANY (%s)",
+                    (round_, round_, round_, round_, round_, SKILL, mine))
+                conn.commit()
+
+        return job
+
+    def outcomes_corrected() -> None:
+        conn = connections()
+        for round_ in range(8):
+            barrier.wait(timeout=20)
+            # One statement: its trigger locks every tip it touches in tip order (several statements
+            # in one transaction would cross the write-backs, as the per-call writers above do).
+            conn.execute("UPDATE ctxgraph.attempts SET failure_mode = CASE failure_mode WHEN 'clean_failure'"
+                         " THEN 'health_failure' WHEN 'health_failure' THEN 'clean_failure' END"
+                         " WHERE skill = %s AND id = ANY (%s) AND failure_mode IS NOT NULL",
+                         (SKILL, attempts[round_ % 3::3]))
+            conn.commit()
+
+    outcomes = in_threads(*(write_back(k) for k in range(writers)), outcomes_corrected)
+    assert outcomes == [None] * (writers + 1)
+
+    kept = maintained_levels(setup, tips)
+    with setup.transaction(force_rollback=True):
+        setup.execute("SELECT ctxgraph.refresh_tip_stats(%s, %s)", (SKILL, tips))
+        rebuilt = maintained_levels(setup, tips)
+    setup.rollback()
+    assert kept == rebuilt

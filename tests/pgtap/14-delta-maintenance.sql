@@ -4,7 +4,7 @@
 -- must equal a from-scratch computation (tests/fixtures/maintained_references.sql) over scored_retrievals and the raw log (the
 -- sums up to float rounding: they move by differences; 10 decimals).
 BEGIN;
-SELECT plan(46);
+SELECT plan(49);
 SELECT setseed(0.2026);
 
 -- The references: tests/fixtures/maintained_references.sql.
@@ -109,6 +109,20 @@ SELECT set_eq('SELECT * FROM tests.maintained_tips', 'SELECT * FROM tests.refere
 SELECT set_eq('SELECT * FROM tests.maintained_pairs', 'SELECT * FROM tests.reference_pairs', 'after a write-back of one-row pairs: pairs = reference');
 SELECT set_eq('SELECT * FROM tests.maintained_levels', 'SELECT * FROM tests.reference_levels', 'after a write-back of one-row pairs: eviction levels = reference');
 SET LOCAL track_functions = 'none';
+
+-- 4c. One statement that both flips verdicts (moved by difference) and re-links other rows of the
+--     same pairs (recomputed): a pair may gain or lose rows while its follow figures move.
+UPDATE ctxgraph.tip_retrievals AS r
+   SET tip_followed_llm = CASE WHEN g.flip THEN NOT coalesce(r.tip_followed_llm, false) ELSE r.tip_followed_llm END,
+       attempt_id = CASE WHEN g.flip THEN r.attempt_id
+                         ELSE (SELECT a.id FROM world_attempts AS a WHERE a.skill = r.skill AND a.rule_id = r.rule_id
+                                ORDER BY md5(a.id::text || r.id::text || 'c') LIMIT 1) END
+  FROM (SELECT l.id, random() < 0.7 AS flip FROM ctxgraph.tip_retrievals AS l
+         WHERE l.run_id = 'dm-run' AND l.attempt_id IS NOT NULL) AS g
+ WHERE r.id = g.id AND r.run_id = 'dm-run';
+SELECT set_eq('SELECT * FROM tests.maintained_tips', 'SELECT * FROM tests.reference_tips', 'after verdicts flipped and rows re-linked in one statement: tips = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_pairs', 'SELECT * FROM tests.reference_pairs', 'after verdicts flipped and rows re-linked in one statement: pairs = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_levels', 'SELECT * FROM tests.reference_levels', 'after verdicts flipped and rows re-linked in one statement: eviction levels = reference');
 
 -- 5. Failure modes corrected on the attempts themselves (harm moves for every tip of the attempt).
 UPDATE ctxgraph.attempts SET failure_mode = CASE failure_mode WHEN 'clean_failure' THEN 'health_failure' ELSE 'clean_failure' END

@@ -86,12 +86,12 @@ def report(r: dict[str, Any], load_mode: str, elapsed: int) -> str:
         cells = []
         for p in both:
             a, b = p["d_write_with_triggers"][key]["median_ms"], p["d_write_without_triggers"][key]["median_ms"]
-            cells.append(f"{ms(a) + ' / ' + ms(b) + ' = ' + format(a / b, ',.0f') + 'x':>27}")
+            cells.append(f"{ms(a) + ' / ' + ms(b) + ' = ' + format(a / b, ',.1f') + 'x':>27}")
         lines.append(f"  {label:<50} {n_writes:>4} " + " ".join(cells))
     cells = []
     for p in both:
         a, b = p["d_scorer_with_triggers"]["median_ms"], p["d_scorer_without_triggers"]["median_ms"]
-        cells.append(f"{ms(a) + ' / ' + ms(b) + ' = ' + format(a / b, ',.0f') + 'x':>27}")
+        cells.append(f"{ms(a) + ' / ' + ms(b) + ' = ' + format(a / b, ',.1f') + 'x':>27}")
     label = f"scorer UPDATE of {leaf['d_scorer_rows']:,} rows (~{int(leaf['d_scorer_tips_touched']):,} tips)"
     lines.append(f"  {label:<50} {leaf['d_scorer_with_triggers']['n']:>4} " + " ".join(cells))
     lines.append(f"  {'full rebuild, refresh_tip_stats(stig), once':<50} {1:>4} "
@@ -135,16 +135,21 @@ def eviction_report(r: dict[str, Any]) -> list[str]:
     if "audit_ms" in e:
         lines.append(f"  {'ctxgraph audit --skill stig (whole report)':<55} {ms(e['audit_ms']):>19}"
                      f"   (exit {e['audit_status']})")
-    writes = par["d_write_with_triggers"]["total"]["median_ms"] / par["d_write_without_triggers"]["total"]["median_ms"]
-    scorer = par["d_scorer_with_triggers"]["median_ms"] / par["d_scorer_without_triggers"]["median_ms"]
+    # Both statistics states: a goal is met only when it holds in each.
+    phases = [r["phases"][name] for name in ("leaf", "parents")]
+    writes = " / ".join(format(p["d_write_with_triggers"]["total"]["median_ms"]
+                               / p["d_write_without_triggers"]["total"]["median_ms"], ".1f") + "x" for p in phases)
+    scorer = " / ".join(format(p["d_scorer_with_triggers"]["median_ms"]
+                               / p["d_scorer_without_triggers"]["median_ms"], ".1f") + "x" for p in phases)
     rows = r["facts"]["log_rows"]
-    lines += ["", f"  {'goals (issue 11) at ' + format(rows, ',') + ' log rows':<55} {'goal':>10} {'measured':>12}"]
-    lines.append(f"  {'one attempt write path, triggers / none':<55} {'<= 2x':>10} {format(writes, '.1f') + 'x':>12}")
-    lines.append(f"  {'scorer write-back of 3,500 rows, triggers / none':<55} {'<= 2x':>10} {format(scorer, '.1f') + 'x':>12}")
-    lines.append(f"  {'evict_tips dry run (goal stated for 10M rows)':<55} {'<= 5 s':>10} "
+    lines += ["", f"  {'goals (issue 11) at ' + format(rows, ',') + ' log rows':<63} {'goal':>10} {'measured':>12}"]
+    label = "one attempt's write path, triggers / none ([leaf] / [parents])"
+    lines.append(f"  {label:<63} {'<= 2x':>10} {writes:>12}")
+    lines.append(f"  {'scorer write-back of 3,500 rows, the same':<63} {'<= 2x':>10} {scorer:>12}")
+    lines.append(f"  {'evict_tips dry run (goal stated for 10M rows)':<63} {'<= 5 s':>10} "
                  f"{ms(e['dry_run']['median_ms']):>12}")
     if "audit_ms" in e:
-        lines.append(f"  {'ctxgraph audit (goal stated for 1M rows)':<55} {'<= 5 s':>10} {ms(e['audit_ms']):>12}")
+        lines.append(f"  {'ctxgraph audit (goal stated for 1M rows)':<63} {'<= 5 s':>10} {ms(e['audit_ms']):>12}")
     return lines
 
 

@@ -801,55 +801,62 @@ BEGIN
                                               batch.retrieved_ats, batch.removals);
         END LOOP;
     ELSE
-        -- Changes of the follow columns alone in scored rows (the scorer's write-back): moved by
-        -- each row's change of follow branch. Every other changed row: signed elements, below.
+        -- One pass over the changed rows. Those whose follow columns alone changed in a scored row
+        -- (the scorer's write-back) are moved by each row's change of follow branch; every other
+        -- changed row contributes signed elements (its old side leaves, its new side enters).
         FOR batch IN
-            SELECT n.skill, array_agg(n.tip_id) AS tip_ids, array_agg(coalesce(n.attempt_id, -n.id)) AS attempt_keys,
-                   array_agg(o.tip_followed_llm) AS old_llm, array_agg(o.tip_followed_emb) AS old_emb,
-                   array_agg(o.follow_probability) AS old_probability, array_agg(n.tip_followed_llm) AS new_llm,
-                   array_agg(n.tip_followed_emb) AS new_emb, array_agg(n.follow_probability) AS new_probability
-              FROM old_rows AS o JOIN new_rows AS n ON n.skill = o.skill AND n.id = o.id
-             WHERE o.outcome_value IS NOT NULL
-               AND (o.tip_id, o.attempt_id, o.run_id, o.rule_id, o.outcome_value, o.outcome_confidence, o.retrieved_at)
-                   IS NOT DISTINCT FROM
-                   (n.tip_id, n.attempt_id, n.run_id, n.rule_id, n.outcome_value, n.outcome_confidence, n.retrieved_at)
-               AND (o.tip_followed_llm, o.tip_followed_emb, o.follow_probability)
-                   IS DISTINCT FROM (n.tip_followed_llm, n.tip_followed_emb, n.follow_probability)
-             GROUP BY n.skill
+            WITH changed AS MATERIALIZED (
+                SELECT o.skill, o.id, o.tip_id AS old_tip, n.tip_id AS new_tip,
+                       CASE WHEN o.outcome_value IS NOT NULL THEN coalesce(o.attempt_id, -o.id) END AS old_key,
+                       CASE WHEN n.outcome_value IS NOT NULL THEN coalesce(n.attempt_id, -n.id) END AS new_key,
+                       o.retrieved_at AS old_at, n.retrieved_at AS new_at,
+                       o.tip_followed_llm AS old_llm, o.tip_followed_emb AS old_emb, o.follow_probability AS old_probability,
+                       n.tip_followed_llm AS new_llm, n.tip_followed_emb AS new_emb, n.follow_probability AS new_probability,
+                       o.outcome_value IS NOT NULL
+                       AND (o.tip_id, o.attempt_id, o.run_id, o.rule_id, o.outcome_value, o.outcome_confidence, o.retrieved_at)
+                           IS NOT DISTINCT FROM
+                           (n.tip_id, n.attempt_id, n.run_id, n.rule_id, n.outcome_value, n.outcome_confidence, n.retrieved_at)
+                       AS follow_only
+                  FROM old_rows AS o JOIN new_rows AS n ON n.skill = o.skill AND n.id = o.id
+                 WHERE (o.tip_id, o.attempt_id, o.rule_id, o.outcome_value, o.outcome_confidence,
+                        o.tip_followed_llm, o.tip_followed_emb, o.follow_probability, o.retrieved_at)
+                       IS DISTINCT FROM
+                       (n.tip_id, n.attempt_id, n.rule_id, n.outcome_value, n.outcome_confidence,
+                        n.tip_followed_llm, n.tip_followed_emb, n.follow_probability, n.retrieved_at)
+            ),
+            follow AS (
+                SELECT c.skill, array_agg(c.new_tip) AS tip_ids, array_agg(c.new_key) AS attempt_keys,
+                       array_agg(c.old_llm) AS old_llm, array_agg(c.old_emb) AS old_emb,
+                       array_agg(c.old_probability) AS old_probability, array_agg(c.new_llm) AS new_llm,
+                       array_agg(c.new_emb) AS new_emb, array_agg(c.new_probability) AS new_probability
+                  FROM changed AS c WHERE c.follow_only GROUP BY c.skill
+            ),
+            elements AS (
+                SELECT c.skill, array_agg(e.tip_id) AS tip_ids, array_agg(e.attempt_key) AS attempt_keys,
+                       array_agg(e.sign) AS signs, array_agg(e.retrieved_at) AS retrieved_ats,
+                       array_agg(e.removal) AS removals
+                  FROM changed AS c
+                 CROSS JOIN LATERAL (
+                       VALUES (c.old_tip, c.old_key, -1, c.old_at, c.old_at IS DISTINCT FROM c.new_at OR c.old_tip <> c.new_tip),
+                              (c.new_tip, c.new_key, 1, c.new_at, false)
+                       ) AS e (tip_id, attempt_key, sign, retrieved_at, removal)
+                 WHERE NOT c.follow_only
+                 GROUP BY c.skill
+            )
+            SELECT coalesce(f.skill, e.skill) AS skill, f.tip_ids AS follow_tip_ids, f.attempt_keys AS follow_attempt_keys,
+                   f.old_llm, f.old_emb, f.old_probability, f.new_llm, f.new_emb, f.new_probability,
+                   e.tip_ids, e.attempt_keys, e.signs, e.retrieved_ats, e.removals
+              FROM follow AS f FULL JOIN elements AS e ON e.skill = f.skill
         LOOP
-            PERFORM ctxgraph._tip_stats_follow_apply(batch.skill, batch.tip_ids, batch.attempt_keys, batch.old_llm,
-                                                     batch.old_emb, batch.old_probability, batch.new_llm,
-                                                     batch.new_emb, batch.new_probability);
-        END LOOP;
-        FOR batch IN
-            SELECT e.skill, array_agg(e.tip_id) AS tip_ids, array_agg(e.attempt_key) AS attempt_keys,
-                   array_agg(e.sign) AS signs, array_agg(e.retrieved_at) AS retrieved_ats,
-                   array_agg(e.removal) AS removals
-              FROM (SELECT o.skill, o.id, o.tip_id AS old_tip, n.tip_id AS new_tip,
-                           CASE WHEN o.outcome_value IS NOT NULL THEN coalesce(o.attempt_id, -o.id) END AS old_key,
-                           CASE WHEN n.outcome_value IS NOT NULL THEN coalesce(n.attempt_id, -n.id) END AS new_key,
-                           o.retrieved_at AS old_at, n.retrieved_at AS new_at
-                      FROM old_rows AS o JOIN new_rows AS n ON n.skill = o.skill AND n.id = o.id
-                     WHERE (o.tip_id, o.attempt_id, o.rule_id, o.outcome_value, o.outcome_confidence,
-                            o.tip_followed_llm, o.tip_followed_emb, o.follow_probability, o.retrieved_at)
-                           IS DISTINCT FROM
-                           (n.tip_id, n.attempt_id, n.rule_id, n.outcome_value, n.outcome_confidence,
-                            n.tip_followed_llm, n.tip_followed_emb, n.follow_probability, n.retrieved_at)
-                       AND NOT (o.outcome_value IS NOT NULL
-                                AND (o.tip_id, o.attempt_id, o.run_id, o.rule_id, o.outcome_value,
-                                     o.outcome_confidence, o.retrieved_at)
-                                    IS NOT DISTINCT FROM
-                                    (n.tip_id, n.attempt_id, n.run_id, n.rule_id, n.outcome_value,
-                                     n.outcome_confidence, n.retrieved_at))) AS c
-             CROSS JOIN LATERAL (
-                   VALUES (c.skill, c.old_tip, c.old_key, -1, c.old_at,
-                           c.old_at IS DISTINCT FROM c.new_at OR c.old_tip <> c.new_tip),
-                          (c.skill, c.new_tip, c.new_key, 1, c.new_at, false)
-                   ) AS e (skill, tip_id, attempt_key, sign, retrieved_at, removal)
-             GROUP BY e.skill
-        LOOP
-            PERFORM ctxgraph._tip_stats_apply(batch.skill, batch.tip_ids, batch.attempt_keys, batch.signs,
-                                              batch.retrieved_ats, batch.removals);
+            IF batch.follow_tip_ids IS NOT NULL THEN
+                PERFORM ctxgraph._tip_stats_follow_apply(batch.skill, batch.follow_tip_ids, batch.follow_attempt_keys,
+                                                         batch.old_llm, batch.old_emb, batch.old_probability,
+                                                         batch.new_llm, batch.new_emb, batch.new_probability);
+            END IF;
+            IF batch.tip_ids IS NOT NULL THEN
+                PERFORM ctxgraph._tip_stats_apply(batch.skill, batch.tip_ids, batch.attempt_keys, batch.signs,
+                                                  batch.retrieved_ats, batch.removals);
+            END IF;
         END LOOP;
     END IF;
     RETURN NULL;

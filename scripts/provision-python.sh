@@ -23,13 +23,12 @@ if [ "${1:-}" = "--test" ] && [ -f requirements-test.txt ]; then
   # llama.cpp built for the build machine's CPU compiles in its AMX kernels where the CPU has AMX
   # (Sapphire Rapids and later), and those segfault on the first inference (ggml-org/llama.cpp
   # issue 20824): build it for AVX2 instead, which every x86-64 machine we run on has.
-  llama_cmake="-DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON"
-  CMAKE_ARGS="${CMAKE_ARGS:-$llama_cmake}" pip install -r requirements-test.txt \
-    || die "pip install -r requirements-test.txt failed"
+  llama_cmake="${CMAKE_ARGS:--DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON}"
+  CMAKE_ARGS="$llama_cmake" pip install -r requirements-test.txt || die "pip install -r requirements-test.txt failed"
   # A build made before this (or a wheel pip cached from one: its cache key ignores CMAKE_ARGS)
   # still carries the AMX kernels: rebuild it once, without the cache.
   if .venv/bin/python -c 'import sys, llama_cpp; sys.exit("AMX_INT8 = 1" not in llama_cpp.llama_print_system_info().decode())' 2>/dev/null; then
-    CMAKE_ARGS="${CMAKE_ARGS:-$llama_cmake}" pip install --force-reinstall --no-deps --no-cache-dir \
+    CMAKE_ARGS="$llama_cmake" pip install --force-reinstall --no-deps --no-cache-dir \
       "$(grep -E '^llama-cpp-python' requirements-test.txt | sed 's/\[server\]//')" \
       || die "could not rebuild llama-cpp-python without its AMX kernels"
   fi

@@ -70,9 +70,41 @@ def test_onnx_without_an_export_falls_back_to_torch(tmp_path: Path, torch_embedd
     np.testing.assert_allclose(embedder.encode(texts), torch_embedder.encode(texts), atol=1e-6)
 
 
-def test_auto_takes_the_default_runtime_when_exported(onnx_dir: Path, tmp_path: Path) -> None:
+def test_auto_takes_the_default_runtime_when_exported(
+    monkeypatch: pytest.MonkeyPatch, onnx_dir: Path, tmp_path: Path
+) -> None:
+    monkeypatch.setattr(embed, "native_bf16_kernel", lambda: None)  # a CPU without bfloat16 instructions
     assert Embedder(runtime="auto", onnx_dir=onnx_dir).runtime == embed.DEFAULT_RUNTIME
     assert Embedder(runtime="auto", onnx_dir=tmp_path).runtime == "torch"
+
+
+def test_auto_takes_bf16_where_the_cpu_runs_it_natively(monkeypatch: pytest.MonkeyPatch, onnx_dir: Path,
+                                                        torch_embedder: Embedder) -> None:
+    monkeypatch.setattr(embed, "native_bf16_kernel", lambda: "amx")
+    embedder = Embedder(runtime="auto", onnx_dir=onnx_dir)
+    assert embedder.runtime == embed.NATIVE_BF16_RUNTIME and embedder.runtime_note == "torch-bf16 on amx"
+    # The kernel and the torch build are part of the vectors' id: another CPU's rounding is another key.
+    assert embedder.model_name.startswith(torch_embedder.model_name + "+torch-bf16@torch-")
+    assert embedder.model_name.endswith("-amx")
+
+
+def test_bf16_asked_for_by_name_runs_even_where_it_is_emulated(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(embed, "native_bf16_kernel", lambda: None)
+    embedder = Embedder(runtime="torch-bf16")
+    assert embedder.runtime == "torch-bf16" and "emulated" in embedder.runtime_note
+    assert embedder.model_name.endswith("-emulated")
+
+
+def test_bf16_cosines_stay_within_a_hundredth_of_float32(torch_embedder: Embedder) -> None:
+    # The goal the runtime is held to: every tip-to-chunk cosine within 0.01 of the float32 model's.
+    bf16 = Embedder(batch_size=4, runtime="torch-bf16")
+    chunks = bf16.chunk(long_script("bf16", 90)) + ["sysctl -w net.ipv4.ip_forward=0", "x", "", "   padded   "]
+    tips = ["Use update-crypto-policies --set FUTURE.", "Restart sshd only after sshd -t passes.",
+            "Set kernel.randomize_va_space = 2 in a sysctl drop-in."]
+    wide = bf16.encode(tips) @ bf16.encode(chunks).T
+    exact = torch_embedder.encode(tips) @ torch_embedder.encode(chunks).T
+    assert np.abs(wide - exact).max() < 0.01
+    assert np.sum(bf16.encode(chunks) * torch_embedder.encode(chunks), axis=1).min() > 0.999
 
 
 def test_runtime_from_the_environment(monkeypatch: pytest.MonkeyPatch, onnx_dir: Path) -> None:
@@ -92,22 +124,25 @@ def test_onnx_vectors_match_torch(onnx_embedder: Embedder, torch_embedder: Embed
     assert onnx_embedder.model_name.startswith(torch_embedder.model_name + "+onnx-fp32@")
 
 
-@pytest.mark.parametrize("which", ["torch", "onnx"])
+@pytest.mark.parametrize("which", ["torch", "onnx", "torch-bf16"])
 def test_length_sorted_batches_give_the_cosines_of_one_by_one_encoding(
     which: str, torch_embedder: Embedder, onnx_embedder: Embedder
 ) -> None:
-    embedder = torch_embedder if which == "torch" else onnx_embedder
+    embedder = {"torch": torch_embedder, "onnx": onnx_embedder}.get(which) or Embedder(batch_size=4, runtime=which)
     script = long_script("sorted", 90)
     chunks = embedder.chunk(script)
     texts = [*chunks, "sshd -t", "Set ClientAliveInterval 600 in a drop-in.", chunks[0][:40]]
     together = embedder.encode(texts)  # batches of 4, each of texts of like length: padding differs
     alone = np.vstack([embedder.encode([text]) for text in texts])
     assert len({len(t) for t in texts}) > 4, "the texts must differ in length for padding to matter"
-    np.testing.assert_allclose(np.sum(together * alone, axis=1), 1.0, atol=1e-5)
+    # float32 gives the same numbers whatever the batch; bfloat16 rounds each product's output, and
+    # another batch shape can round a value the other way: within 1e-3, far inside its 0.01 goal.
+    tolerance = 1e-3 if which == "torch-bf16" else 1e-5
+    np.testing.assert_allclose(np.sum(together * alone, axis=1), 1.0, atol=tolerance)
     tip = embedder.encode(["update-crypto-policies --set FUTURE"])[0]
     for mode in embed.MODES:
         assert follow_cosine(tip, together[: len(chunks)], mode) == pytest.approx(
-            follow_cosine(tip, alone[: len(chunks)], mode), abs=1e-5)
+            follow_cosine(tip, alone[: len(chunks)], mode), abs=tolerance)
 
 
 def test_onnx_batches_hold_at_most_batch_tokens_padded_tokens(onnx_dir: Path, onnx_embedder: Embedder) -> None:

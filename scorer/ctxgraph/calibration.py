@@ -417,7 +417,8 @@ class CascadeCheck:
 # The default, before a skill has its own: the fit on the pool of labelled pairs in the repository
 # but one set (bench/follow_signal_auc.py, DEFAULT_POOL): the STIG sample's 285 gold labels and the
 # hand-labelled tests/data/follow_pairs.jsonl and holdout sets A, B and F to M (1,045 labels, 557
-# followed; ridge 1.0; each label's peers the other labelled scripts of its tip), with the figures of
+# followed; ridge 1.0; each label's peers the other labelled scripts of its tip; the cosines of the
+# float32 model, CTXGRAPH_EMBED_RUNTIME=torch), with the figures of
 # the same procedure cross-validated by fold groups of whole rules or tips (5 folds) and its cascade
 # band for 3% disagreement on those out-of-fold predictions. Set N stays out: it measures the default
 # on labels it never saw. Each set scored by the fit on every other set did better than by the fit on

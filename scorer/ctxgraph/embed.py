@@ -31,6 +31,7 @@ __all__ = [
     "DEFAULT_MODE",
     "DEFAULT_RUNTIME",
     "MODES",
+    "NATIVE_BF16_RUNTIME",
     "MODEL_ENV",
     "ONNX_DIR_ENV",
     "RUNTIMES",
@@ -43,6 +44,7 @@ __all__ = [
     "default_onnx_dir",
     "export_onnx",
     "follow_cosine",
+    "native_bf16_kernel",
 ]
 
 Mode = Literal["truncated", "chunk_max", "chunk_mean"]
@@ -56,13 +58,17 @@ DEFAULT_MODE: Final[str] = "chunk_max"
 MODEL_ENV: Final[str] = "CTXGRAPH_EMBED_MODEL"
 CHUNK_OVERLAP: Final[int] = 32
 
-# Runtimes: "torch" is the model as sentence-transformers runs it; "onnx-fp32" and "onnx-int8" run the
-# graph export_onnx() wrote at install time with ONNX Runtime (float32, or int8 weights by dynamic
-# quantisation). RUNTIME_ENV picks one ("auto", the default, takes DEFAULT_RUNTIME when its export
-# exists and torch otherwise). The choice and its measurements are in docs/embedding-auc.md.
-RUNTIMES: Final[tuple[str, ...]] = ("torch", "onnx-fp32", "onnx-int8")
+# Runtimes: "torch" is the model as sentence-transformers runs it; "torch-bf16" the same model under
+# torch's bfloat16 autocast (matrix products in bfloat16, pooling in float32), fast only on a CPU with
+# bfloat16 matrix instructions (AMX or AVX512-BF16); "onnx-fp32" and "onnx-int8" run the graph
+# export_onnx() wrote at install time with ONNX Runtime (float32, or int8 weights by dynamic
+# quantisation). RUNTIME_ENV picks one. "auto", the default, takes torch-bf16 where the CPU runs
+# bfloat16 natively, else DEFAULT_RUNTIME when its export exists, else torch. The choice and its
+# measurements are in docs/embedding-auc.md.
+RUNTIMES: Final[tuple[str, ...]] = ("torch", "torch-bf16", "onnx-fp32", "onnx-int8")
 RUNTIME_ENV: Final[str] = "CTXGRAPH_EMBED_RUNTIME"
 DEFAULT_RUNTIME: Final[str] = "onnx-fp32"
+NATIVE_BF16_RUNTIME: Final[str] = "torch-bf16"
 ONNX_DIR_ENV: Final[str] = "CTXGRAPH_EMBED_ONNX_DIR"
 _ONNX_FILES: Final[dict[str, str]] = {"onnx-fp32": "model-fp32.onnx", "onnx-int8": "model-int8.onnx"}
 # Most tokens (padding included) one ONNX Runtime batch holds. The activations of a batch grow with
@@ -176,6 +182,24 @@ def _requested_runtime(runtime: str | None) -> str:
     return value
 
 
+def native_bf16_kernel() -> str | None:
+    """The CPU's bfloat16 matrix instructions torch would use (``amx`` or ``avx512bf16``), or None.
+
+    Without them torch emulates bfloat16 and the torch-bf16 runtime is slower than float32, so auto
+    takes it only when this names a kernel.
+    """
+    try:
+        import torch
+
+        if torch.cpu._is_amx_tile_supported():
+            return "amx"
+        if torch.cpu._is_avx512_bf16_supported():
+            return "avx512bf16"
+    except (ImportError, AttributeError, RuntimeError):  # another torch build: take the safe answer
+        return None
+    return None
+
+
 class Embedder:
     """Offline all-MiniLM-L6-v2 encoder with script chunking; every vector it returns is L2-normalised."""
 
@@ -194,10 +218,11 @@ class Embedder:
         """Load the model offline (HF_HUB_OFFLINE=1) or raise EmbeddingUnavailable.
 
         ``runtime`` is ``auto`` (default: ``$CTXGRAPH_EMBED_RUNTIME``, else auto), ``torch``,
-        ``onnx-fp32`` or ``onnx-int8``. Auto takes DEFAULT_RUNTIME when its export exists and
-        onnxruntime imports, else torch; an ONNX runtime asked for by name that cannot run also falls
-        back to torch. Either way :attr:`runtime` says what runs and :attr:`runtime_note` why.
-        ``batch_tokens`` caps the tokens of one ONNX batch (at least one text always goes), which
+        ``torch-bf16``, ``onnx-fp32`` or ``onnx-int8``. Auto takes torch-bf16 when the CPU has bfloat16
+        matrix instructions (:func:`native_bf16_kernel`), else DEFAULT_RUNTIME when its export exists
+        and onnxruntime imports, else torch; a runtime asked for by name that cannot run falls back to
+        torch. Either way :attr:`runtime` says what runs and :attr:`runtime_note` why.
+        ``batch_tokens`` caps the tokens of one ONNX or torch-bf16 batch (at least one text always goes), which
         bounds the pass's memory whatever the scripts' sizes.
         """
         if batch_size < 1:
@@ -241,7 +266,12 @@ class Embedder:
         self._session: Any = None
         self.runtime = "torch"
         self.runtime_note = "torch requested" if requested == "torch" else ""
-        if requested != "torch":
+        self._bf16_kernel: str | None = None
+        if requested == "auto" and native_bf16_kernel() is not None:
+            requested = NATIVE_BF16_RUNTIME
+        if requested == NATIVE_BF16_RUNTIME:
+            self._try_bf16()
+        elif requested != "torch":
             wanted = DEFAULT_RUNTIME if requested == "auto" else requested
             folder = Path(onnx_dir).expanduser() if onnx_dir is not None else default_onnx_dir()
             self._try_onnx(wanted, folder)
@@ -255,6 +285,18 @@ class Embedder:
         self._onnx_path = path
         self.runtime = "onnx-fp32"
         self._model_name = None
+
+    def _try_bf16(self) -> None:
+        """Run the torch model under bfloat16 autocast, pooling in float32, or stay on torch and say why."""
+        problem = _onnx_pipeline_problem(self._model)
+        if problem is not None:  # pooling is done here, as for ONNX: only for transformer + mean pooling
+            self.runtime_note = f"{NATIVE_BF16_RUNTIME} not used: {problem}; torch runs"
+            return
+        kernel = native_bf16_kernel()
+        self._bf16_kernel = kernel or "emulated"
+        self.runtime = NATIVE_BF16_RUNTIME
+        self.runtime_note = (f"{NATIVE_BF16_RUNTIME} on {kernel}" if kernel else
+                             f"{NATIVE_BF16_RUNTIME} emulated: this CPU has no bfloat16 matrix instructions")
 
     def _try_onnx(self, runtime: str, folder: Path) -> None:
         """Switch to ONNX Runtime on the export for this model, or stay on torch and say why."""
@@ -300,13 +342,18 @@ class Embedder:
     def model_name(self) -> str:
         """A stable provenance id: ``<name>@<12 hex of sha256 over the model folder's files>``, and for
         an ONNX runtime ``+<runtime>@<12 hex of the export's sha256>``: vectors of one id are never
-        read for another."""
+        read for another; for torch-bf16 ``+torch-bf16@torch-<version>-<kernel>``."""
         if self._model_name is None:
             packaged = _package_model_dir()
             base = _PACKAGE_MODEL_NAME if packaged is not None and packaged == self._path else self._path.name
             name = f"{base}@{self.model_digest[:12]}"
             if self._session is not None:
                 name += f"+{self.runtime}@{_file_digest(self._onnx_path)[:12]}"
+            elif self._bf16_kernel is not None:
+                # bfloat16 rounding depends on the kernel and the torch build: each is its own key.
+                import torch
+
+                name += f"+{self.runtime}@torch-{torch.__version__}-{self._bf16_kernel}"
             self._model_name = name
         return self._model_name
 
@@ -351,6 +398,11 @@ class Embedder:
 
     def _encode_unique(self, texts: list[str]) -> np.ndarray:
         """Raw (not yet normalised) vectors of distinct texts, by the runtime in force."""
+        if self._bf16_kernel is not None:
+            out = np.zeros((len(texts), self.dimension), dtype=np.float32)
+            for idx in self._token_batches(texts):
+                out[idx] = self._bf16_batch([texts[i] for i in idx])
+            return out
         if self._session is None:
             # sentence-transformers sorts one call's texts by length before batching them.
             raw = self._model.encode(
@@ -389,6 +441,18 @@ class Embedder:
         feed = {name: features[name].numpy().astype(np.int64) for name in self._session_inputs}
         hidden = self._session.run(None, feed)[0]
         mask = feed["attention_mask"][..., None].astype(np.float32)
+        return (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+
+    def _bf16_batch(self, texts: list[str]) -> np.ndarray:
+        # The same tokenize() and transformer as torch, its matrix products under bfloat16 autocast;
+        # the mean over the attention mask in float32, as for ONNX, so pooling adds no rounding.
+        import torch
+
+        features = self._model.tokenize(texts)
+        with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
+            hidden = self._model[0](dict(features))["token_embeddings"]
+        hidden = hidden.float().numpy()
+        mask = features["attention_mask"].numpy()[..., None].astype(np.float32)
         return (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
 
     # -- chunking --------------------------------------------------------------------------------

@@ -95,6 +95,17 @@ def test_bf16_asked_for_by_name_runs_even_where_it_is_emulated(monkeypatch: pyte
     assert embedder.model_name.endswith("-emulated")
 
 
+def test_bf16_falls_back_to_torch_for_a_model_it_cannot_pool(monkeypatch: pytest.MonkeyPatch,
+                                                             torch_embedder: Embedder) -> None:
+    # Pooling is done outside the model, as for ONNX: a model that is not transformer + mean pooling
+    # runs on torch float32, under torch's id, and says why.
+    monkeypatch.setattr(embed, "_onnx_pipeline_problem", lambda model: "pooling is not mean pooling (cls)")
+    embedder = Embedder(runtime="torch-bf16")
+    assert embedder.runtime == "torch"
+    assert embedder.runtime_note == "torch-bf16 not used: pooling is not mean pooling (cls); torch runs"
+    assert embedder.model_name == torch_embedder.model_name
+
+
 def test_bf16_cosines_stay_within_a_hundredth_of_float32(torch_embedder: Embedder) -> None:
     # The goal the runtime is held to: every tip-to-chunk cosine within 0.01 of the float32 model's.
     bf16 = Embedder(batch_size=4, runtime="torch-bf16")

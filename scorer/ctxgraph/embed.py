@@ -267,7 +267,7 @@ class Embedder:
         self.runtime = "torch"
         self.runtime_note = "torch requested" if requested == "torch" else ""
         self._bf16_kernel: str | None = None
-        if requested == "auto" and native_bf16_kernel() is not None:
+        if requested == "auto" and device == "cpu" and native_bf16_kernel() is not None:
             requested = NATIVE_BF16_RUNTIME
         if requested == NATIVE_BF16_RUNTIME:
             self._try_bf16()
@@ -289,6 +289,8 @@ class Embedder:
     def _try_bf16(self) -> None:
         """Run the torch model under bfloat16 autocast, pooling in float32, or stay on torch and say why."""
         problem = _onnx_pipeline_problem(self._model)
+        if problem is None and self.device != "cpu":
+            problem = f"it is the CPU's bfloat16 autocast, and the model is on {self.device}"
         if problem is not None:  # pooling is done here, as for ONNX: only for transformer + mean pooling
             self.runtime_note = f"{NATIVE_BF16_RUNTIME} not used: {problem}; torch runs"
             return

@@ -96,6 +96,7 @@ DECLARE
     created    integer := 0;
     trig       record;
     fill       integer;
+    has_rows   boolean;
 BEGIN
     FOR skill_name IN
         SELECT s.name FROM ctxgraph.skills AS s
@@ -128,6 +129,18 @@ BEGIN
             IF fill IS NOT NULL AND NOT coalesce((SELECT c.reloptions FROM pg_catalog.pg_class AS c WHERE c.oid = child)
                                                  @> ARRAY['fillfactor=' || fill], false) THEN
                 EXECUTE format('ALTER TABLE %s SET (fillfactor = %s)', child, fill);
+                -- A fillfactor only shapes pages written from now on. Rows already there (an
+                -- upgrade's levels, rebuilt before this change) sit on full pages where no update is
+                -- HOT: rewrite them once at the new fillfactor (CLUSTER on the primary key, which may
+                -- run in a transaction; the clustering mark it leaves is taken off again).
+                EXECUTE format('SELECT EXISTS (SELECT 1 FROM %s)', child) INTO has_rows;
+                IF has_rows THEN
+                    EXECUTE format('CLUSTER %s USING %I', child,
+                                   (SELECT c.relname FROM pg_catalog.pg_index AS i
+                                      JOIN pg_catalog.pg_class AS c ON c.oid = i.indexrelid
+                                     WHERE i.indrelid = child AND i.indisprimary));
+                    EXECUTE format('ALTER TABLE %s SET WITHOUT CLUSTER', child);
+                END IF;
             END IF;
         END LOOP;
         PERFORM ctxgraph.sync_skill_privileges(skill_name);

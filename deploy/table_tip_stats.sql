@@ -466,17 +466,39 @@ BEGIN
          WHERE f.tip_id IS NULL OR o.tip_id IS NULL OR f.scored = 0
             OR (f.rule_id, f.outcome_sum / f.scored, f.harmful) IS DISTINCT FROM (o.rule_id, o.outcome_sum / o.scored, o.harmful)
     ),
+    -- Per tip, its rows', pairs' and runs' changes side by side: one grouping of their union, not
+    -- joins of one to the other, which a plan guessing too few rows runs as nested loops (quadratic
+    -- in the tips of a bulk load). The pairs' and runs' tips are among the rows' tips.
+    tip_delta AS (
+        SELECT x.tip_id, sum(x.retrievals) AS retrievals, max(x.latest_added) AS latest_added,
+               max(x.latest_removed) AS latest_removed, sum(x.attempts) AS attempts, sum(x.scored) AS scored,
+               sum(x.outcome_sum) AS outcome_sum, sum(x.weighted_sum) AS weighted_sum,
+               sum(x.follow_known) AS follow_known, sum(x.followed) AS followed, sum(x.harm) AS harm,
+               sum(x.runs) AS runs
+          FROM (SELECT r.tip_id, r.retrievals, r.latest_added, r.latest_removed, 0, 0, 0, 0, 0, 0, 0, 0
+                  FROM row_delta AS r
+                UNION ALL
+                SELECT d.tip_id, 0, NULL, NULL, d.attempts, d.scored, d.outcome_sum, d.weighted_sum, d.follow_known,
+                       d.followed, d.harm, 0
+                  FROM pair_delta AS d
+                UNION ALL
+                SELECT rd.tip_id, 0, NULL, NULL, 0, 0, 0, 0, 0, 0, 0, rd.runs
+                  FROM runs_delta AS rd)
+               AS x (tip_id, retrievals, latest_added, latest_removed, attempts, scored, outcome_sum, weighted_sum,
+                     follow_known, followed, harm, runs)
+         GROUP BY x.tip_id
+    ),
     tips_moved AS (
         UPDATE ctxgraph.tip_stats AS s
            SET retrievals = s.retrievals + r.retrievals,
-               attempts = s.attempts + coalesce(d.attempts, 0),
-               scored = s.scored + coalesce(d.scored, 0),
-               outcome_sum = s.outcome_sum + coalesce(d.outcome_sum, 0),
-               weighted_sum = s.weighted_sum + coalesce(d.weighted_sum, 0),
-               follow_known = s.follow_known + coalesce(d.follow_known, 0),
-               followed = s.followed + coalesce(d.followed, 0),
-               harm = s.harm + coalesce(d.harm, 0),
-               runs = s.runs + coalesce(rd.runs, 0),
+               attempts = s.attempts + r.attempts,
+               scored = s.scored + r.scored,
+               outcome_sum = s.outcome_sum + r.outcome_sum,
+               weighted_sum = s.weighted_sum + r.weighted_sum,
+               follow_known = s.follow_known + r.follow_known,
+               followed = s.followed + r.followed,
+               harm = s.harm + r.harm,
+               runs = s.runs + r.runs,
                evidence_version = s.evidence_version + 1,
                last_retrieved_at = CASE
                    WHEN r.latest_removed >= s.last_retrieved_at
@@ -485,9 +507,7 @@ BEGIN
                    ELSE greatest(s.last_retrieved_at, r.latest_added)
                END,
                refreshed_at = now()
-          FROM row_delta AS r
-          LEFT JOIN pair_delta AS d ON d.tip_id = r.tip_id
-          LEFT JOIN runs_delta AS rd ON rd.tip_id = r.tip_id
+          FROM tip_delta AS r
          WHERE s.skill = _tip_stats_apply.skill AND s.tip_id = r.tip_id
         RETURNING 1
     )

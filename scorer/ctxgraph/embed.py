@@ -267,10 +267,11 @@ class Embedder:
         self.runtime = "torch"
         self.runtime_note = "torch requested" if requested == "torch" else ""
         self._bf16_kernel: str | None = None
-        if requested == "auto" and device == "cpu" and native_bf16_kernel() is not None:
+        kernel = native_bf16_kernel() if requested in ("auto", NATIVE_BF16_RUNTIME) else None
+        if requested == "auto" and device == "cpu" and kernel is not None:
             requested = NATIVE_BF16_RUNTIME
         if requested == NATIVE_BF16_RUNTIME:
-            self._try_bf16()
+            self._try_bf16(kernel)
         elif requested != "torch":
             wanted = DEFAULT_RUNTIME if requested == "auto" else requested
             folder = Path(onnx_dir).expanduser() if onnx_dir is not None else default_onnx_dir()
@@ -286,15 +287,15 @@ class Embedder:
         self.runtime = "onnx-fp32"
         self._model_name = None
 
-    def _try_bf16(self) -> None:
-        """Run the torch model under bfloat16 autocast, pooling in float32, or stay on torch and say why."""
+    def _try_bf16(self, kernel: str | None) -> None:
+        """Run the torch model under bfloat16 autocast, pooling in float32, or stay on torch and say why;
+        ``kernel`` is what :func:`native_bf16_kernel` found (None: emulated)."""
         problem = _onnx_pipeline_problem(self._model)
         if problem is None and self.device != "cpu":
             problem = f"it is the CPU's bfloat16 autocast, and the model is on {self.device}"
         if problem is not None:  # pooling is done here, as for ONNX: only for transformer + mean pooling
             self.runtime_note = f"{NATIVE_BF16_RUNTIME} not used: {problem}; torch runs"
             return
-        kernel = native_bf16_kernel()
         self._bf16_kernel = kernel or "emulated"
         self.runtime = NATIVE_BF16_RUNTIME
         self.runtime_note = (f"{NATIVE_BF16_RUNTIME} on {kernel}" if kernel else
@@ -400,12 +401,7 @@ class Embedder:
 
     def _encode_unique(self, texts: list[str]) -> np.ndarray:
         """Raw (not yet normalised) vectors of distinct texts, by the runtime in force."""
-        if self._bf16_kernel is not None:
-            out = np.zeros((len(texts), self.dimension), dtype=np.float32)
-            for idx in self._token_batches(texts):
-                out[idx] = self._bf16_batch([texts[i] for i in idx])
-            return out
-        if self._session is None:
+        if self._session is None and self._bf16_kernel is None:
             # sentence-transformers sorts one call's texts by length before batching them.
             raw = self._model.encode(
                 texts,
@@ -415,9 +411,13 @@ class Embedder:
                 show_progress_bar=False,
             )
             return np.asarray(raw, dtype=np.float32).reshape(len(texts), -1)
+        # ONNX Runtime and bfloat16 run the transformer alone, in batches of capped tokens.
+        hidden_states = self._onnx_hidden if self._session is not None else self._bf16_hidden
         out = np.zeros((len(texts), self.dimension), dtype=np.float32)
         for idx in self._token_batches(texts):
-            out[idx] = self._onnx_batch([texts[i] for i in idx])
+            batch = [texts[i] for i in idx]
+            features = self._model.tokenize(batch)
+            out[idx] = _masked_mean(hidden_states(features), features["attention_mask"].numpy())
         return out
 
     def _token_batches(self, texts: list[str]) -> list[list[int]]:
@@ -436,26 +436,20 @@ class Embedder:
                 batches.append([i])
         return batches
 
-    def _onnx_batch(self, texts: list[str]) -> np.ndarray:
+    def _onnx_hidden(self, features: dict[str, Any]) -> np.ndarray:
         # sentence-transformers' own tokenize() (strip, lower-case, truncate at 256), then the exported
-        # transformer, then its Pooling module's mean over the attention mask.
-        features = self._model.tokenize(texts)
+        # transformer's last hidden state.
         feed = {name: features[name].numpy().astype(np.int64) for name in self._session_inputs}
-        hidden = self._session.run(None, feed)[0]
-        mask = feed["attention_mask"][..., None].astype(np.float32)
-        return (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+        return self._session.run(None, feed)[0]
 
-    def _bf16_batch(self, texts: list[str]) -> np.ndarray:
-        # The same tokenize() and transformer as torch, its matrix products under bfloat16 autocast;
-        # the mean over the attention mask in float32, as for ONNX, so pooling adds no rounding.
+    def _bf16_hidden(self, features: dict[str, Any]) -> np.ndarray:
+        # The same transformer as torch, its matrix products under bfloat16 autocast; the hidden
+        # state comes back as float32, so the pooling adds no rounding.
         import torch
 
-        features = self._model.tokenize(texts)
         with torch.inference_mode(), torch.autocast("cpu", dtype=torch.bfloat16):
             hidden = self._model[0](dict(features))["token_embeddings"]
-        hidden = hidden.float().numpy()
-        mask = features["attention_mask"].numpy()[..., None].astype(np.float32)
-        return (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
+        return hidden.float().numpy()
 
     # -- chunking --------------------------------------------------------------------------------
     def _pieces(self, text: str) -> tuple[list[tuple[int, int]], list[int | None]]:
@@ -627,6 +621,12 @@ def _onnx_pipeline_problem(model: Any) -> str | None:
             if not config.get("pooling_mode_mean_tokens") or others:
                 return f"pooling is not mean pooling ({', '.join(others) or 'no mean'})"
     return None
+
+
+def _masked_mean(hidden: np.ndarray, attention_mask: np.ndarray) -> np.ndarray:
+    """The model's Pooling module, in float32: each text's mean hidden state over its real tokens."""
+    mask = attention_mask[..., None].astype(np.float32)
+    return (hidden * mask).sum(axis=1) / np.clip(mask.sum(axis=1), 1e-9, None)
 
 
 def _unit(vec: np.ndarray) -> np.ndarray | None:

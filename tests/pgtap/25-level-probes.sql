@@ -1,0 +1,77 @@
+-- The write path probes the maintained levels by key, whatever their statistics said when the
+-- session planned it. A generic plan is kept until the tables it reads are analysed again; made
+-- while a skill's levels were empty (a new skill, a fresh load), it used to read each key by
+-- scanning the level, which costs nothing then and the level's size per key once the level fills
+-- (a 250,000-row INSERT into a fresh log ran for more than 15 minutes). Here a new skill's levels
+-- are analysed while empty, the session plans on that, and no write may scan a level.
+-- pg_stat_xact_user_tables counts this transaction's scans without waiting for a stats flush.
+BEGIN;
+SELECT plan(7);
+
+SELECT lives_ok($$SELECT ctxgraph.add_skill('probes', 'binary', 'Level probes test skill.')$$,
+                'a new skill, its levels empty');
+
+-- The new skill's partitions of every maintained level, analysed while empty: the statistics a
+-- fresh deployment has until autovacuum catches up.
+CREATE TEMP TABLE probe_levels AS
+SELECT c.oid::regclass AS level, c.relname
+  FROM pg_inherits AS i
+  JOIN pg_class AS c ON c.oid = i.inhrelid
+ WHERE i.inhparent IN ('ctxgraph.tip_stats'::regclass, 'ctxgraph.tip_attempt_stats'::regclass,
+                       'ctxgraph.tip_rule_stats'::regclass, 'ctxgraph.tip_run_stats'::regclass,
+                       'ctxgraph.rule_attempt_stats'::regclass, 'ctxgraph.rule_stats'::regclass)
+   AND pg_catalog.pg_get_expr(c.relpartbound, c.oid) LIKE '%''probes''%';
+SELECT is((SELECT count(*) FROM probe_levels)::integer, 6, 'the skill has a partition of each of the six levels');
+DO $$
+DECLARE l regclass;
+BEGIN
+    FOR l IN SELECT level FROM probe_levels LOOP
+        EXECUTE format('ANALYZE %s', l);
+    END LOOP;
+END $$;
+
+-- Scans of the levels since here (add_skill's ATTACH PARTITION scanned each to validate it).
+CREATE FUNCTION pg_temp.level_seq_scans() RETURNS bigint LANGUAGE sql AS $$
+    SELECT coalesce(sum(s.seq_scan), 0)::bigint
+      FROM pg_stat_xact_user_tables AS s JOIN probe_levels AS p ON p.level = s.relid
+$$;
+CREATE TEMP TABLE scans_before AS SELECT pg_temp.level_seq_scans() AS n;
+CREATE FUNCTION pg_temp.level_seq_scans_since() RETURNS bigint LANGUAGE sql AS $$
+    SELECT pg_temp.level_seq_scans() - (SELECT n FROM scans_before)
+$$;
+
+-- The first attempts plan the write path on the empty levels; more attempts, a bulk INSERT with
+-- outcomes and a scorer write-back then run on those plans.
+CREATE TEMP TABLE probe_tips AS
+SELECT tests.make_tip('probes', 'probe-rule-' || (n % 4), 'probe tip ' || n) AS id, 'probe-rule-' || (n % 4) AS rule_id
+  FROM generate_series(1, 40) AS n;
+SELECT tests.make_attempt_with_retrievals('probes', 'probe-run', r.rule_id, g,
+                                          ARRAY(SELECT t.id FROM probe_tips AS t WHERE t.rule_id = r.rule_id
+                                                 ORDER BY t.id LIMIT 5 OFFSET g % 5),
+                                          g % 3 <> 0, CASE WHEN g % 3 = 0 THEN 'clean_failure' END,
+                                          '2026-11-20 00:00+00'::timestamptz + g * interval '1 hour')
+  FROM (SELECT DISTINCT rule_id FROM probe_tips) AS r, generate_series(1, 6) AS g;
+INSERT INTO ctxgraph.tip_retrievals (skill, run_id, attempt_id, tip_id, rule_id, rank, outcome_value,
+                                     outcome_confidence, retrieved_at)
+SELECT 'probes', 'probe-run', a.id, t.id, t.rule_id, 1, ctxgraph.graded_outcome('probes', true, a.attempt_number, NULL),
+       1.0, a.started_at - interval '1 second'
+  FROM ctxgraph.attempts AS a
+  JOIN probe_tips AS t ON t.rule_id = a.rule_id
+ WHERE a.skill = 'probes' AND a.passed;
+SELECT is(pg_temp.level_seq_scans_since(), 0::bigint, 'logging, linking, outcomes and a bulk INSERT scan no level');
+
+UPDATE ctxgraph.tip_retrievals
+   SET tip_followed_llm = (id % 2 = 0), tip_followed_emb = 0.5, tip_followed_computed_at = '2026-11-28 00:00+00'
+ WHERE skill = 'probes' AND attempt_id IS NOT NULL;
+SELECT is(pg_temp.level_seq_scans_since(), 0::bigint, 'a scorer write-back scans no level');
+
+-- And the levels still hold what a from-scratch computation gives (tests/fixtures/maintained_references.sql).
+SELECT set_eq($$SELECT * FROM tests.maintained_tips WHERE skill = 'probes'$$,
+              $$SELECT * FROM tests.reference_tips WHERE skill = 'probes'$$, 'tips = reference');
+SELECT set_eq($$SELECT * FROM tests.maintained_pairs WHERE skill = 'probes'$$,
+              $$SELECT * FROM tests.reference_pairs WHERE skill = 'probes'$$, 'pairs = reference');
+SELECT set_eq('SELECT * FROM tests.maintained_levels', 'SELECT * FROM tests.reference_levels',
+              'the tip-rule, tip-run, attempt and rule levels = reference');
+
+SELECT * FROM finish();
+ROLLBACK;

@@ -161,7 +161,12 @@ GRANT SELECT ON ctxgraph.tip_attempt_stats, ctxgraph.tip_rule_stats, ctxgraph.ti
     ctxgraph.rule_attempt_stats, ctxgraph.rule_stats TO ctxgraph_analyst;
 
 -- _tip_pair_aggregate: one (tip, attempt) pair's figures from scored_retrievals. Two index paths:
--- an attempt's rows by (skill, attempt_id), an unlinked row by its primary key.
+-- an attempt's rows by (skill, attempt_id), an unlinked row by its primary key. The attempt's rows
+-- are read by attempt alone and the tip is picked from them after an OFFSET 0 fence, so that no
+-- plan can read the pair through the (skill, tip_id) index instead: a plan made before the log had
+-- statistics took either index at equal cost, and by the tip's it read every row of a popular tip
+-- (thousands) for each of a bulk INSERT's pairs; the 250,000-row first statement of the bench's
+-- default load ran for more than 15 minutes. An attempt holds a handful of rows.
 CREATE FUNCTION ctxgraph._tip_pair_aggregate(skill text, tip_id bigint, attempt_key bigint)
 RETURNS TABLE (
     rule_id text, run_id text, scored bigint, outcome_sum double precision, weighted_sum double precision,
@@ -174,10 +179,11 @@ AS $$
            coalesce(sum(s.credit * s.follow_weight), 0), coalesce(sum(s.follow_weight), 0), count(s.followed),
            count(*) FILTER (WHERE s.followed), count(*) FILTER (WHERE s.followed AND s.harmful),
            coalesce(bool_or(s.harmful), false), max(s.retrieved_at)
-      FROM (SELECT s.* FROM ctxgraph.scored_retrievals AS s
-             WHERE _tip_pair_aggregate.attempt_key > 0
-               AND s.skill = _tip_pair_aggregate.skill AND s.attempt_id = _tip_pair_aggregate.attempt_key
-               AND s.tip_id = _tip_pair_aggregate.tip_id
+      FROM (SELECT a.* FROM (SELECT s.* FROM ctxgraph.scored_retrievals AS s
+                               WHERE _tip_pair_aggregate.attempt_key > 0
+                                 AND s.skill = _tip_pair_aggregate.skill AND s.attempt_id = _tip_pair_aggregate.attempt_key
+                              OFFSET 0) AS a
+             WHERE a.tip_id = _tip_pair_aggregate.tip_id
             UNION ALL
             SELECT s.* FROM ctxgraph.scored_retrievals AS s
              WHERE _tip_pair_aggregate.attempt_key < 0

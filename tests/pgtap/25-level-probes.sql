@@ -6,7 +6,7 @@
 -- are analysed while empty, the session plans on that, and no write may scan a level.
 -- pg_stat_xact_user_tables counts this transaction's scans without waiting for a stats flush.
 BEGIN;
-SELECT plan(7);
+SELECT plan(8);
 
 SELECT lives_ok($$SELECT ctxgraph.add_skill('probes', 'binary', 'Level probes test skill.')$$,
                 'a new skill, its levels empty');
@@ -64,6 +64,41 @@ UPDATE ctxgraph.tip_retrievals
    SET tip_followed_llm = (id % 2 = 0), tip_followed_emb = 0.5, tip_followed_computed_at = '2026-11-28 00:00+00'
  WHERE skill = 'probes' AND attempt_id IS NOT NULL;
 SELECT is(pg_temp.level_seq_scans_since(), 0::bigint, 'a scorer write-back scans no level');
+
+-- A pair is read by its attempt's rows, never by the tip's: here statistics say the tip picks
+-- one row and the attempt three hundred, so a plan free to choose would take the (skill, tip_id)
+-- index, which on a real log reads every row of a popular tip for each pair.
+CREATE TEMP TABLE wide_attempt AS
+SELECT tests.make_attempt('probes', 'probe-run', 'probe-wide', 1, '2026-11-25 00:00+00') AS id;
+CREATE TEMP TABLE wide_tips AS
+SELECT tests.make_tip('probes', 'probe-wide', 'wide tip ' || n) AS id FROM generate_series(1, 300) AS n;
+INSERT INTO ctxgraph.tip_retrievals (skill, run_id, attempt_id, tip_id, rule_id, rank, outcome_value,
+                                     outcome_confidence, retrieved_at)
+SELECT 'probes', 'probe-run', (SELECT id FROM wide_attempt), t.id, 'probe-wide', 1, 1.0, 1.0, '2026-11-24 23:59+00'
+  FROM wide_tips AS t;
+CREATE TEMP TABLE probe_log AS
+SELECT c.oid::regclass AS log
+  FROM pg_inherits AS i
+  JOIN pg_class AS c ON c.oid = i.inhrelid
+ WHERE i.inhparent = 'ctxgraph.tip_retrievals'::regclass
+   AND pg_catalog.pg_get_expr(c.relpartbound, c.oid) LIKE '%''probes''%';
+DO $$
+DECLARE l regclass;
+BEGIN
+    FOR l IN SELECT log FROM probe_log LOOP
+        EXECUTE format('ANALYZE %s', l);
+    END LOOP;
+END $$;
+CREATE FUNCTION pg_temp.pair_plan() RETURNS text LANGUAGE plpgsql AS $$
+DECLARE line text; plan text := '';
+BEGIN
+    FOR line IN EXECUTE format('EXPLAIN SELECT * FROM ctxgraph._tip_pair_aggregate(%L, %s, %s)', 'probes',
+                               (SELECT min(id) FROM wide_tips), (SELECT id FROM wide_attempt)) LOOP
+        plan := plan || line || E'\n';
+    END LOOP;
+    RETURN plan;
+END $$;
+SELECT unalike(pg_temp.pair_plan(), '%tip_id_idx%', 'a pair is never read through the log''s (skill, tip_id) index');
 
 -- And the levels still hold what a from-scratch computation gives (tests/fixtures/maintained_references.sql).
 SELECT set_eq($$SELECT * FROM tests.maintained_tips WHERE skill = 'probes'$$,

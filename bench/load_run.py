@@ -9,10 +9,15 @@ bench/generate.sql), for ``--seconds`` (60) on loopback:
 - ``--writers`` (4) agent processes, each as ``ctxgraph_writer``, write attempts of one new run
   through the four write-path calls (log_retrievals, save_attempt, update_retrieval_attempt_ids,
   record_outcome; one autocommit transaction each, as an agent writes them), 5 tips each on rules of
-  their own, and append each attempt's line (with its fix script) to the run's log;
+  their own, at most ``--attempts-per-second`` (5) each, and append each attempt's line (with its
+  fix script) to the run's log. A real agent writes an attempt every few seconds (its fix script
+  runs and is evaluated in between); 5 a second per agent is a stress rate, and paced so that the
+  judge can keep up: unpaced, a fast machine writes tens of thousands of retrievals a minute and
+  the last pass, not the load, sets the run's length;
 - ``ctxgraph score`` runs again and again over that run as ``ctxgraph_scorer`` (a process of its own,
   ``--no-embed``: the embedding leg's CPU is measured by bench/scoring_pass.py), against a local
-  OpenAI-compatible judge that answers each request after ``--judge-delay`` seconds.
+  OpenAI-compatible judge that answers each request after ``--judge-delay`` seconds, with
+  ``--judge-concurrency`` (32) requests in flight.
 
 When the time is up the writers stop, the running pass ends, and one last pass scores what the
 writers wrote last. Printed: the read's p50/p99 under load beside its p50 idle (one reader, nothing
@@ -103,9 +108,11 @@ def reader(dsn: str, id_sets: list[list[int]], start_at: float, stop_at: float, 
 
 
 def writer(dsn: str, rules: dict[str, list[int]], run_id: str, log_path: str, log_lock: Any,
-           start_at: float, stop_at: float, seed: int, out: Any, max_attempts: int | None = None) -> None:
-    """Write attempts through the four write-path calls until stop_at (or max_attempts are written);
-    log each attempt's line."""
+           start_at: float, stop_at: float, seed: int, out: Any, max_attempts: int | None = None,
+           attempts_per_second: float = 0.0) -> None:
+    """Write attempts through the four write-path calls until stop_at (or max_attempts are written),
+    each no sooner than 1/attempts_per_second after the one before it (0: unpaced); log each attempt's
+    line."""
     rng = random.Random(seed)
     conn = as_role(dsn, "ctxgraph_writer")
     client = Client(conn)
@@ -115,7 +122,15 @@ def writer(dsn: str, rules: dict[str, list[int]], run_id: str, log_path: str, lo
     mine = sorted(rules)
     while time.time() < start_at:
         time.sleep(0.01)
+    interval = 1.0 / attempts_per_second if attempts_per_second > 0 else 0.0
+    next_at = time.time()
     while time.time() < stop_at and (max_attempts is None or len(latencies) < max_attempts):
+        if interval:
+            # A fixed schedule, not a sleep after each attempt: a slow attempt does not lower the rate.
+            time.sleep(max(0.0, next_at - time.time()))
+            next_at += interval
+            if time.time() >= stop_at:
+                break
         rule_id = rng.choice(mine)
         tips = rng.sample(rules[rule_id], min(TIPS_PER_ATTEMPT, len(rules[rule_id])))
         attempt_numbers[rule_id] += 1
@@ -162,11 +177,12 @@ JUDGE_DELAY = 0.05
 
 
 def scoring_passes(dsn: str, run_id: str, log_path: Path, judge_url: str, stop_at: float,
-                   results: list[dict[str, Any]]) -> None:
+                   results: list[dict[str, Any]], concurrency: int) -> None:
     """ctxgraph score over the run, again and again until stop_at (each pass runs to its end)."""
     env = dict(os.environ, DATABASE_URL=dsn, PGOPTIONS="-c role=ctxgraph_scorer", HF_HUB_OFFLINE="1")
     command = [str(ROOT / ".venv/bin/ctxgraph"), "score", "--skill", SKILL, "--run", run_id, "--log", str(log_path),
-               "--judge-url", judge_url, "--judge-model", "stub-model", "--no-embed", "--quiet"]
+               "--judge-url", judge_url, "--judge-model", "stub-model", "--concurrency", str(concurrency),
+               "--no-embed", "--quiet"]
     while time.time() < stop_at:
         began = time.perf_counter()
         done = subprocess.run(command, env=env, capture_output=True, text=True)
@@ -218,7 +234,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seconds", type=float, default=60.0)
     parser.add_argument("--readers", type=int, default=16)
     parser.add_argument("--writers", type=int, default=4)
+    parser.add_argument("--attempts-per-second", type=float, default=5.0,
+                        help="the most attempts one writer starts a second (0: as fast as it can)")
     parser.add_argument("--judge-delay", type=float, default=0.05, help="seconds the local judge takes per answer")
+    parser.add_argument("--judge-concurrency", type=int, default=32, help="judge requests each pass keeps in flight")
     parser.add_argument("--idle-seconds", type=float, default=5.0, help="how long the idle read is measured")
     parser.add_argument("--seed", type=int, default=12)
     parser.add_argument("--json", type=Path, help="write the figures here too")
@@ -272,14 +291,16 @@ def main(argv: list[str] | None = None) -> int:
     clients = [ctx.Process(target=reader, args=(dsn, id_sets, start_at, stop_at, args.seed + 1 + k, out))
                for k in range(args.readers)]
     clients += [ctx.Process(target=writer, args=(dsn, shares[k], run_id, str(log_path), log_lock,
-                                                 start_at, stop_at, args.seed + 100 + k, out))
+                                                 start_at, stop_at, args.seed + 100 + k, out, None,
+                                                 args.attempts_per_second))
                 for k in range(args.writers)]
     for process in clients:
         process.start()
     passes: list[dict[str, Any]] = []
     while time.time() < start_at:
         time.sleep(0.01)
-    pass_loop = threading.Thread(target=scoring_passes, args=(dsn, run_id, log_path, server.base_url, stop_at, passes))
+    pass_loop = threading.Thread(target=scoring_passes, args=(dsn, run_id, log_path, server.base_url, stop_at, passes,
+                                                                      args.judge_concurrency))
     pass_loop.start()
     reports = [out.get() for _ in clients]
     for process in clients:
@@ -287,7 +308,9 @@ def main(argv: list[str] | None = None) -> int:
     pass_loop.join()
     in_load = len(passes)
     # Every attempt line is in the log now: one last pass scores what the writers wrote last.
-    scoring_passes(dsn, run_id, log_path, server.base_url, time.time() + 1e-3, passes)
+    last_began = time.perf_counter()
+    scoring_passes(dsn, run_id, log_path, server.base_url, time.time() + 1e-3, passes, args.judge_concurrency)
+    last_pass_seconds = time.perf_counter() - last_began
     server.stop()
     deadlocks = database_deadlocks(admin) - deadlocks_before
 
@@ -320,6 +343,8 @@ def main(argv: list[str] | None = None) -> int:
         "attempt_p50_ms": percentile(write_latencies, 50) if write_latencies else None,
         "attempt_p99_ms": percentile(write_latencies, 99) if write_latencies else None,
         "errors": dict(errors), "deadlocks": deadlocks, "passes_in_load": in_load,
+        "attempts_per_second_per_writer": args.attempts_per_second, "judge_concurrency": args.judge_concurrency,
+        "last_pass_seconds": last_pass_seconds,
         "passes_failed": len(failed_passes), "judge_questions": sum(questions.values()),
         "judge_asked_twice": asked_twice, "run_retrievals": retrievals, "unscored_at_end": unscored,
         "view_equals_from_scratch": view_equal, "levels_differing": levels,
@@ -327,9 +352,10 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         args.json.write_text(json.dumps(figures, indent=2) + "\n")
 
+    pace = f"at most {args.attempts_per_second:g}/s each" if args.attempts_per_second > 0 else "unpaced"
     print(f"load run: {args.readers} readers of stig.tip_hit_rates ({CANDIDATES_PER_READ} tips a read), "
-          f"{args.writers} agents writing attempts, ctxgraph score looping (judge answers after "
-          f"{args.judge_delay:g} s, --no-embed), {args.seconds:g} s on loopback")
+          f"{args.writers} agents writing attempts ({pace}), ctxgraph score looping (judge answers after "
+          f"{args.judge_delay:g} s, {args.judge_concurrency} in flight, --no-embed), {args.seconds:g} s on loopback")
     print(f"  ranker read: p50 {ms(idle_latencies, 50)} idle ({len(idle_latencies)} reads, one reader alone); "
           f"under load p50 {ms(read_latencies, 50)}, p99 {ms(read_latencies, 99)} "
           f"({len(read_latencies)} reads, {len(read_latencies) / args.seconds:.0f}/s)")
@@ -338,7 +364,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"  errors: {sum(errors.values())}" + (f" ({', '.join(f'{k} x{v}' for k, v in sorted(errors.items()))})"
                                                  if errors else ""))
     print(f"  deadlocks: {deadlocks} counted by PostgreSQL")
-    print(f"  scoring passes: {in_load} during the load and 1 after it, {len(failed_passes)} failed; "
+    print(f"  scoring passes: {in_load} during the load and 1 after it ({last_pass_seconds:.1f} s), "
+          f"{len(failed_passes)} failed; "
           f"{retrievals} retrievals in the run, {unscored} unscored at the end; judge asked "
           f"{sum(questions.values())} questions, {asked_twice} of them twice")
     for failed in failed_passes[:3]:

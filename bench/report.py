@@ -95,7 +95,8 @@ def report(r: dict[str, Any], load_mode: str, elapsed: int) -> str:
     label = f"scorer UPDATE of {leaf['d_scorer_rows']:,} rows (~{int(leaf['d_scorer_tips_touched']):,} tips)"
     lines.append(f"  {label:<50} {leaf['d_scorer_with_triggers']['n']:>4} " + " ".join(cells))
     lines.append(f"  {'full rebuild, refresh_tip_stats(stig), once':<50} {1:>4} "
-                 + " ".join(f"{ms(p['e_full_refresh_ms']):>27}" for p in both))
+                 + " ".join(f"{ms(p['e_full_refresh_ms']) if 'e_full_refresh_ms' in p else 'not measured':>27}"
+                            for p in both))
     lines.append(f"  (log rows per written tip: ~{leaf['d_log_rows_per_written_tip']:.0f}; "
                  "a phase's write series runs on its own run ids, the scorer batches are rolled back)")
     slow = leaf["d_write_with_triggers"]["total"]["median_ms"] / par["d_write_with_triggers"]["total"]["median_ms"]

@@ -10,7 +10,7 @@
 #      throwaway database.
 #   3. A grid of simulated worlds (bench/simulate_grid.py, docs/simulator.md): how well the utility
 #      columns, eviction and the detector views recover a known truth; one line per world, plus the
-#      default world on the release before the blame model (@v0.5.0). About 5 minutes.
+#      default world on the release before the blame model (@v0.5.0). About 4 minutes.
 #   4. The follow signal against every labelled pair set (bench/follow_signal_auc.py): ROC AUC of the
 #      cosine and of the calibrated lexical signal, cross-validated by rule, and the judge cascade's
 #      calls saved and agreement, and `ctxgraph calibrate` on part of each set from scratch and from the
@@ -20,26 +20,31 @@
 #      attempts and ctxgraph score loops over their run against a local judge, 60 s, on a third
 #      throwaway database holding a generated history (BENCH_LOAD_RUN_RUNS runs of the same rules):
 #      the read's p50/p99 under load beside its idle p50, errors, deadlocks, rows left unscored,
-#      questions asked twice, and the aggregates against a from-scratch computation. About 2 minutes.
-# Every database is dropped on every exit. About 15 minutes on 2 cores.
+#      questions asked twice, and the aggregates against a from-scratch computation. About 6 minutes,
+#      most of it the effects refit that ends each scoring pass.
+# Every database is dropped on every exit. About 25 minutes on 2 cores, 10 of them part 1
+# (docs/benchmarks.md, "The default make bench").
 #
 # Knobs (environment):
-#   BENCH_LOAD=triggers|replica  load the log with the tip_stats triggers firing (default), or with
-#                                session_replication_role = replica (no triggers, no FK checks; needs a
-#                                superuser) and one refresh_tip_stats('stig') afterwards
+#   BENCH_LOAD=replica|triggers  load the log with session_replication_role = replica (no triggers, no
+#                                FK checks; needs a superuser) and one refresh_tip_stats('stig')
+#                                afterwards (default), or with the tip_stats triggers firing. Through
+#                                the triggers a 250,000-row statement took 35 s in one run and was still
+#                                running after 10 minutes in the next (docs/benchmarks.md, "Plans made
+#                                before the statistics"): not the default until that is understood.
 #   BENCH_RUNS (160), BENCH_RULES (500), BENCH_TIPS_PER_RULE (20), BENCH_SEED (0.4242)
 #   BENCH_SCORING_PASS=0         skip part 2
 #   BENCH_SIMULATE=0             skip part 3; BENCH_SIMULATE_SEED (1) its seed, BENCH_SIMULATE_BASELINE
 #                                (@v0.5.0; empty: no baseline line) the change the "before" line deploys to
 #   BENCH_FOLLOW_SIGNAL=0        skip part 4 (the follow signal's AUCs and the demo's judge cascade)
-#   BENCH_LOAD_RUN=0             skip part 5; BENCH_LOAD_RUN_SECONDS (60), BENCH_LOAD_RUN_RUNS (8) its history
+#   BENCH_LOAD_RUN=0             skip part 5; BENCH_LOAD_RUN_SECONDS (60), BENCH_LOAD_RUN_RUNS (4) its history
 #   BENCH_OUT=DIR                keep results.json, the plans and scoring_pass.txt in DIR
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 source scripts/db-env.sh
 
-load_mode=${BENCH_LOAD:-triggers}
+load_mode=${BENCH_LOAD:-replica}
 case "$load_mode" in
   triggers) replica=off ;;
   replica) replica=on ;;
@@ -123,7 +128,7 @@ if [ "${BENCH_LOAD_RUN:-1}" != "0" ]; then
   create_database "$load_db"
   ( export PGDATABASE="$load_db"
     sqitch deploy --quiet >/dev/null
-    psql -X -q -v ON_ERROR_STOP=1 -v seed="$seed" -v runs="${BENCH_LOAD_RUN_RUNS:-8}" -v rules="$rules" \
+    psql -X -q -v ON_ERROR_STOP=1 -v seed="$seed" -v runs="${BENCH_LOAD_RUN_RUNS:-4}" -v rules="$rules" \
       -v tips_per_rule="$tips_per_rule" -v replica="$replica" -f bench/generate.sql >/dev/null
     DATABASE_URL=$(url_for "$load_db") .venv/bin/python bench/load_run.py \
       --seconds "${BENCH_LOAD_RUN_SECONDS:-60}" --json "$out/load_run.json" ) >"$out/load_run.txt" 2>&1 \

@@ -11,24 +11,30 @@ SELECT plan(8);
 SELECT lives_ok($$SELECT ctxgraph.add_skill('probes', 'binary', 'Level probes test skill.')$$,
                 'a new skill, its levels empty');
 
--- The new skill's partitions of every maintained level, analysed while empty: the statistics a
--- fresh deployment has until autovacuum catches up.
-CREATE TEMP TABLE probe_levels AS
-SELECT c.oid::regclass AS level, c.relname
-  FROM pg_inherits AS i
-  JOIN pg_class AS c ON c.oid = i.inhrelid
- WHERE i.inhparent IN ('ctxgraph.tip_stats'::regclass, 'ctxgraph.tip_attempt_stats'::regclass,
-                       'ctxgraph.tip_rule_stats'::regclass, 'ctxgraph.tip_run_stats'::regclass,
-                       'ctxgraph.rule_attempt_stats'::regclass, 'ctxgraph.rule_stats'::regclass)
-   AND pg_catalog.pg_get_expr(c.relpartbound, c.oid) LIKE '%''probes''%';
-SELECT is((SELECT count(*) FROM probe_levels)::integer, 6, 'the skill has a partition of each of the six levels');
-DO $$
+-- The probes skill's partitions of the given tables, and ANALYZE of them.
+CREATE FUNCTION pg_temp.probe_partitions(parents regclass[]) RETURNS SETOF regclass LANGUAGE sql AS $$
+    SELECT c.oid::regclass
+      FROM pg_inherits AS i
+      JOIN pg_class AS c ON c.oid = i.inhrelid
+     WHERE i.inhparent = ANY (parents)
+       AND pg_catalog.pg_get_expr(c.relpartbound, c.oid) LIKE '%''probes''%'
+$$;
+CREATE FUNCTION pg_temp.analyze_probe_partitions(parents regclass[]) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE l regclass;
 BEGIN
-    FOR l IN SELECT level FROM probe_levels LOOP
+    FOR l IN SELECT pg_temp.probe_partitions(parents) LOOP
         EXECUTE format('ANALYZE %s', l);
     END LOOP;
 END $$;
+
+-- The new skill's partitions of every maintained level, analysed while empty: the statistics a
+-- fresh deployment has until autovacuum catches up.
+CREATE TEMP TABLE probe_levels AS
+SELECT pg_temp.probe_partitions(ARRAY['ctxgraph.tip_stats', 'ctxgraph.tip_attempt_stats', 'ctxgraph.tip_rule_stats',
+                                      'ctxgraph.tip_run_stats', 'ctxgraph.rule_attempt_stats',
+                                      'ctxgraph.rule_stats']::regclass[]) AS level;
+SELECT is((SELECT count(*) FROM probe_levels)::integer, 6, 'the skill has a partition of each of the six levels');
+SELECT pg_temp.analyze_probe_partitions(ARRAY(SELECT level FROM probe_levels));
 
 -- Scans of the levels since here (add_skill's ATTACH PARTITION scanned each to validate it).
 CREATE FUNCTION pg_temp.level_seq_scans() RETURNS bigint LANGUAGE sql AS $$
@@ -67,7 +73,7 @@ SELECT is(pg_temp.level_seq_scans_since(), 0::bigint, 'a scorer write-back scans
 
 -- A pair is read by its attempt's rows, never by the tip's: here statistics say the tip picks
 -- one row and the attempt three hundred, so a plan free to choose would take the (skill, tip_id)
--- index, which on a real log reads every row of a popular tip for each pair.
+-- index, which on a real log reads every row of the tip for each pair.
 CREATE TEMP TABLE wide_attempt AS
 SELECT tests.make_attempt('probes', 'probe-run', 'probe-wide', 1, '2026-11-25 00:00+00') AS id;
 CREATE TEMP TABLE wide_tips AS
@@ -76,19 +82,7 @@ INSERT INTO ctxgraph.tip_retrievals (skill, run_id, attempt_id, tip_id, rule_id,
                                      outcome_confidence, retrieved_at)
 SELECT 'probes', 'probe-run', (SELECT id FROM wide_attempt), t.id, 'probe-wide', 1, 1.0, 1.0, '2026-11-24 23:59+00'
   FROM wide_tips AS t;
-CREATE TEMP TABLE probe_log AS
-SELECT c.oid::regclass AS log
-  FROM pg_inherits AS i
-  JOIN pg_class AS c ON c.oid = i.inhrelid
- WHERE i.inhparent = 'ctxgraph.tip_retrievals'::regclass
-   AND pg_catalog.pg_get_expr(c.relpartbound, c.oid) LIKE '%''probes''%';
-DO $$
-DECLARE l regclass;
-BEGIN
-    FOR l IN SELECT log FROM probe_log LOOP
-        EXECUTE format('ANALYZE %s', l);
-    END LOOP;
-END $$;
+SELECT pg_temp.analyze_probe_partitions(ARRAY['ctxgraph.tip_retrievals'::regclass]);
 CREATE FUNCTION pg_temp.pair_plan() RETURNS text LANGUAGE plpgsql AS $$
 DECLARE line text; plan text := '';
 BEGIN

@@ -20,9 +20,9 @@
 #      attempts and ctxgraph score loops over their run against a local judge, 60 s, on a third
 #      throwaway database holding a generated history (BENCH_LOAD_RUN_RUNS runs of the same rules):
 #      the read's p50/p99 under load beside its idle p50, errors, deadlocks, rows left unscored,
-#      questions asked twice, and the aggregates against a from-scratch computation. About 6 minutes,
-#      most of it the effects refit that ends each scoring pass.
-# Every database is dropped on every exit. About 25 minutes on 2 cores, 10 of them part 1
+#      questions asked twice, and the aggregates against a from-scratch computation. About 7 minutes,
+#      most of it the effects refit that ends each scoring pass (about 3 minutes each).
+# Every database is dropped on every exit. About 23 minutes on 2 cores, 7 of them part 1
 # (docs/benchmarks.md, "The default make bench").
 #
 # Knobs (environment):

@@ -292,8 +292,8 @@ LANGUAGE plpgsql
 -- also plans the first five calls of every session afresh).
 -- No sequential scans: a session keeps its generic plan until the tables it reads are analysed
 -- again, and a plan made while a level was empty (a new skill, a fresh load) probes each key by
--- scanning that level, which costs nothing then and the level's size per key once it fills: a
--- 250,000-row INSERT into a fresh log ran for more than 15 minutes where a new session took 22 s.
+-- scanning that level, which costs nothing then and the level's size per key once it fills (in
+-- a session that planned on a new skill's empty levels, 24,665 rows took 11.3 s against 2.0 s now).
 -- Every lookup here has an index on its key; with sequential scans priced out the plan takes it
 -- whatever the statistics said when it was made.
 SET plan_cache_mode = force_generic_plan

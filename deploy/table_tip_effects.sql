@@ -30,7 +30,7 @@ INSERT INTO ctxgraph.parameters (name, value, description) VALUES
     ('blame.harm_share_points', 3, 'Blame: grid points over which each rule''s unknown share of misleading-tip failures that break the system is integrated out.'),
     ('blame.cosine_with_judge', 1, 'Blame: 1 to sharpen each judge verdict with the same row''s cosine, as far as the skill''s own cosines tell followed from ignored (fitted per refresh); 0 to use the verdict alone.'),
     ('blame.max_sweeps', 100, 'Blame: most sweeps of the fit (it stops earlier when no probability and no fitted share moves by 1e-4).'),
-    ('blame.max_work', 1e7, 'Blame: most likelihood terms one sweep may evaluate (subsets x attempts x grid cells, about 2 million a second); blocks shrink to fit, and a skill too large even for blocks of one tip is fitted with each rule at a point estimate (blame_method mean_field), whose sweep costs one pass over the units.');
+    ('blame.max_work', 1e7, 'Blame: most likelihood terms one sweep may stand for (subsets x attempts x grid cells; a sweep computes each attempt''s terms once per pattern of its own tips, about 0.7 s at 1e7 on 2 cores); blocks shrink to fit, and a skill too large even for blocks of one tip is fitted with each rule at a point estimate (blame_method mean_field), whose sweep costs one pass over the units.');
 
 ALTER TABLE ctxgraph.tip_effects ADD COLUMN misleading_probability double precision
     CHECK (misleading_probability BETWEEN 0 AND 1);
@@ -362,7 +362,11 @@ REVOKE ALL ON FUNCTION ctxgraph._blame_mean_field(double precision, double preci
 -- takes the blame that its neighbours shed. Tips of other rules retrieved in the same attempts
 -- enter with their current posterior (a product of expected factors), and blocks are swept until
 -- no posterior moves. A rule with more than blame.max_block_tips tips is split into blocks of at
--- most that many, each exact given the others (method 'partitioned').
+-- most that many, each exact given the others (method 'partitioned'). A block's sweep does not
+-- weigh every attempt against every subset: an attempt's terms depend only on which of its own
+-- tips are in the subset, so it adds one coefficient per pattern of those (a Moebius transform),
+-- and one subset-sum pass gives every subset its log likelihood. The answers are the direct sum's
+-- (to rounding); on the bench's 4-run log a sweep took 0.7 s instead of 2.0 s.
 CREATE FUNCTION ctxgraph._fit_tip_blame(skill text, as_of timestamptz)
 RETURNS jsonb
 LANGUAGE plpgsql
@@ -455,6 +459,21 @@ DECLARE
     u           integer;
     t           integer;
     partitioned boolean;
+    n_pats      integer;
+    half        integer;
+    p           integer;
+    pat_set     integer[] := '{}';   -- a failure's patterns of its own tips: the block subset
+    pat_log     double precision[] := '{}';   -- log M of the pattern
+    pat_term    double precision[] := '{}';   -- its term per grid point, then its coefficient
+    cell_tips   integer;             -- the block's tips in failures of its rule
+    o0          integer;
+    o1          integer;
+    e           double precision;
+    cell_top    double precision[];
+    cell_sum    double precision[];
+    group_weight double precision[];
+    set_weight  double precision[];
+    cell_weight double precision[];
 BEGIN
     IF judge_reliability NOT BETWEEN 0.5 AND 1 OR embedding_reliability NOT BETWEEN 0.5 AND 1
        OR failure NOT BETWEEN 0 AND 1 OR prior_share <= 0 OR prior_share >= 1
@@ -706,10 +725,16 @@ BEGIN
         FOR b IN 1 .. n_blocks LOOP
             n := block_size[b];
             n_sets := 1 << n;
+            -- ll and ll_set first hold each subset's own coefficient (what the subset adds beyond
+            -- its proper subsets, a Moebius transform), then, after one subset-sum pass, the log
+            -- likelihood of every (subset, grid point). An attempt's terms depend only on which of
+            -- its own k tips of the block are in the subset, so it adds 2^k coefficients instead of
+            -- a term to every one of the block's 2^n subsets; a pass is linear in its tips' logs
+            -- and adds k + 1.
             ll := array_fill(0.0::double precision, ARRAY[n_sets * cells]);
             ll_set := array_fill(0.0::double precision, ARRAY[n_sets]);
             passes_own := 0;
-            -- The likelihood of every (subset, grid point).
+            cell_tips := 0;
             FOR x IN batt_start[b] .. batt_start[b + 1] - 1 LOOP
                 a := batt[x];
                 own := att_rule[a] = block_rule[b];
@@ -725,70 +750,173 @@ BEGIN
                         out_log := out_log + ln(1 - failure * unit_f[u] * q[t] + 1e-300);
                     END IF;
                 END LOOP;
-                IF own AND att_outcome[a] = 0 THEN
-                    passes_own := passes_own + 1;
-                END IF;
-                FOR s IN 0 .. n_sets - 1 LOOP
-                    lm := out_log;
-                    FOR j IN 1 .. k LOOP
-                        IF (s >> bits[j]) & 1 = 1 THEN
-                            lm := lm + logs[j];
-                        END IF;
-                    END LOOP;
-                    IF att_outcome[a] = 0 THEN
-                        -- A pass: M * q, whose q part is passes_own * ln(grid) for the own rule.
-                        ll_set[s + 1] := ll_set[s + 1] + lm + CASE WHEN own THEN 0 ELSE ln(base[att_rule[a]]) END;
-                        CONTINUE;
-                    END IF;
-                    -- exp() raises an error rather than return 0 below e^-745: floor it.
-                    m := exp(greatest(lm, -700));
+                IF att_outcome[a] = 0 THEN
+                    -- A pass: M * q, whose q part is passes_own * ln(grid) for the own rule.
                     IF own THEN
+                        passes_own := passes_own + 1;
+                        ll_set[1] := ll_set[1] + out_log;
+                    ELSE
+                        ll_set[1] := ll_set[1] + out_log + ln(base[att_rule[a]]);
+                    END IF;
+                    FOR j IN 1 .. k LOOP
+                        ll_set[(1 << bits[j]) + 1] := ll_set[(1 << bits[j]) + 1] + logs[j];
+                    END LOOP;
+                    CONTINUE;
+                END IF;
+                -- A failure: its term for each pattern p of its own tips (the block subset
+                -- pat_set[p], log M pat_log[p]), then their Moebius transform over the k tips.
+                n_pats := 1 << k;
+                pat_set[1] := 0;
+                pat_log[1] := out_log;
+                FOR j IN 1 .. k LOOP
+                    half := 1 << (j - 1);
+                    FOR p IN 1 .. half LOOP
+                        pat_set[half + p] := pat_set[p] | (1 << bits[j]);
+                        pat_log[half + p] := pat_log[p] + logs[j];
+                    END LOOP;
+                END LOOP;
+                IF own THEN
+                    cell_tips := cell_tips | pat_set[n_pats];
+                    FOR p IN 1 .. n_pats LOOP
+                        -- exp() raises an error rather than return 0 below e^-745: floor it.
+                        m := exp(greatest(pat_log[p], -700));
                         FOR i IN 1 .. cells LOOP
                             g := cell_g[i];
-                            ll[s * cells + i] := ll[s * cells + i] + ln(
+                            pat_term[(p - 1) * cells + i] := ln(
                                 CASE WHEN att_outcome[a] = 2 THEN (1 - m) * cell_h[i] + m * (1 - g) * eps
                                      ELSE (1 - m) * (1 - cell_h[i]) + m * (1 - g) * (1 - eps) END + 1e-300);
                         END LOOP;
-                    ELSE
-                        g := base[att_rule[a]];
-                        ll_set[s + 1] := ll_set[s + 1] + ln(
+                    END LOOP;
+                    FOR j IN 0 .. k - 1 LOOP
+                        half := 1 << j;
+                        FOR p IN 0 .. n_pats - 1 LOOP
+                            CONTINUE WHEN p & half = 0;
+                            FOR i IN 1 .. cells LOOP
+                                pat_term[p * cells + i] := pat_term[p * cells + i] - pat_term[(p - half) * cells + i];
+                            END LOOP;
+                        END LOOP;
+                    END LOOP;
+                    FOR p IN 1 .. n_pats LOOP
+                        s := pat_set[p] * cells;
+                        FOR i IN 1 .. cells LOOP
+                            ll[s + i] := ll[s + i] + pat_term[(p - 1) * cells + i];
+                        END LOOP;
+                    END LOOP;
+                ELSE
+                    g := base[att_rule[a]];
+                    FOR p IN 1 .. n_pats LOOP
+                        m := exp(greatest(pat_log[p], -700));
+                        pat_term[p] := ln(
                             CASE WHEN att_outcome[a] = 2 THEN (1 - m) * h + m * (1 - g) * eps
                                  ELSE (1 - m) * (1 - h) + m * (1 - g) * (1 - eps) END + 1e-300);
+                    END LOOP;
+                    FOR j IN 0 .. k - 1 LOOP
+                        half := 1 << j;
+                        FOR p IN 0 .. n_pats - 1 LOOP
+                            CONTINUE WHEN p & half = 0;
+                            pat_term[p + 1] := pat_term[p + 1] - pat_term[p - half + 1];
+                        END LOOP;
+                    END LOOP;
+                    FOR p IN 1 .. n_pats LOOP
+                        ll_set[pat_set[p] + 1] := ll_set[pat_set[p] + 1] + pat_term[p];
+                    END LOOP;
+                END IF;
+            END LOOP;
+            -- The prior over subsets (a tip misleading with pi), and what every subset has: the
+            -- own passes' ln(grid) and the harm-share mixture's weight.
+            ll_set[1] := ll_set[1] + n * ln(1 - pi);
+            FOR j IN 0 .. n - 1 LOOP
+                ll_set[(1 << j) + 1] := ll_set[(1 << j) + 1] + ln(pi) - ln(1 - pi);
+            END LOOP;
+            FOR i IN 1 .. cells LOOP
+                ll[i] := ll[i] + passes_own * cell_log_g[i] + ln(harm_prior[cell_k[i]]);
+            END LOOP;
+            -- Subset sums: a subset's log likelihood is the sum of its subsets' coefficients. The
+            -- grid's part has coefficients only on subsets of cell_tips (the tips of the rule's own
+            -- failures), so it is summed over those alone and read at s & cell_tips.
+            FOR j IN 0 .. n - 1 LOOP
+                half := 1 << j;
+                FOR s IN 0 .. n_sets - 1 LOOP
+                    CONTINUE WHEN s & half = 0;
+                    ll_set[s + 1] := ll_set[s + 1] + ll_set[s - half + 1];
+                END LOOP;
+                CONTINUE WHEN cell_tips & half = 0;
+                s := cell_tips;
+                LOOP   -- every subset of cell_tips, walked by s := (s - 1) & cell_tips
+                    IF s & half <> 0 THEN
+                        o1 := s * cells;
+                        o0 := (s - half) * cells;
+                        FOR i IN 1 .. cells LOOP
+                            ll[o1 + i] := ll[o1 + i] + ll[o0 + i];
+                        END LOOP;
                     END IF;
+                    EXIT WHEN s = 0;
+                    s := (s - 1) & cell_tips;
                 END LOOP;
             END LOOP;
-            -- Log posterior, then weights normalised from the largest.
+            -- The weight of (s, i) is exp(ll_set[s] + ll[s & cell_tips, i] - top): a subset factor
+            -- times a grid factor, each normalised from its largest, so each is summed once. ll
+            -- now takes the grid factors. Each factor is floored at e^-340, so that their product
+            -- stays above the smallest double (float8 multiplication raises on underflow); a
+            -- weight that small beside the largest, 1, moves nothing.
+            cell_top := array_fill(0.0::double precision, ARRAY[n_sets]);
+            cell_sum := array_fill(0.0::double precision, ARRAY[n_sets]);
+            s := cell_tips;
+            LOOP
+                o1 := s * cells;
+                v := '-Infinity';
+                FOR i IN 1 .. cells LOOP
+                    v := greatest(v, ll[o1 + i]);
+                END LOOP;
+                cell_top[s + 1] := v;
+                wt := 0;
+                FOR i IN 1 .. cells LOOP
+                    e := exp(greatest(ll[o1 + i] - v, -340));
+                    ll[o1 + i] := e;
+                    wt := wt + e;
+                END LOOP;
+                cell_sum[s + 1] := wt;
+                EXIT WHEN s = 0;
+                s := (s - 1) & cell_tips;
+            END LOOP;
             top := '-Infinity';
             FOR s IN 0 .. n_sets - 1 LOOP
-                v := 0;
-                FOR j IN 0 .. n - 1 LOOP
-                    v := v + CASE WHEN (s >> j) & 1 = 1 THEN ln(pi) ELSE ln(1 - pi) END;
-                END LOOP;
-                FOR i IN 1 .. cells LOOP
-                    ll[s * cells + i] := ll[s * cells + i] + ll_set[s + 1] + v + passes_own * cell_log_g[i]
-                                         + ln(harm_prior[cell_k[i]]);
-                    top := greatest(top, ll[s * cells + i]);
-                END LOOP;
+                top := greatest(top, ll_set[s + 1] + cell_top[(s & cell_tips) + 1]);
             END LOOP;
+            group_weight := array_fill(0.0::double precision, ARRAY[n_sets]);
+            set_weight := array_fill(0.0::double precision, ARRAY[n_sets]);
             total := 0;
-            FOR x IN 1 .. n_sets * cells LOOP
-                ll[x] := exp(greatest(ll[x] - top, -700));
-                total := total + ll[x];
+            FOR s IN 0 .. n_sets - 1 LOOP
+                o0 := (s & cell_tips) + 1;
+                e := exp(greatest(ll_set[s + 1] + cell_top[o0] - top, -340));
+                group_weight[o0] := group_weight[o0] + e;
+                set_weight[s + 1] := e * cell_sum[o0];
+                total := total + set_weight[s + 1];
+            END LOOP;
+            cell_weight := array_fill(0.0::double precision, ARRAY[cells]);
+            s := cell_tips;
+            LOOP
+                wt := group_weight[s + 1];
+                o1 := s * cells;
+                FOR i IN 1 .. cells LOOP
+                    cell_weight[i] := cell_weight[i] + wt * ll[o1 + i];
+                END LOOP;
+                EXIT WHEN s = 0;
+                s := (s - 1) & cell_tips;
+            END LOOP;
+            new_base := 0;
+            FOR i IN 1 .. cells LOOP
+                new_base := new_base + cell_weight[i] / total * cell_g[i];
+                IF block_own[b] THEN
+                    harm_acc[cell_k[i]] := harm_acc[cell_k[i]] + cell_weight[i] / total;
+                END IF;
             END LOOP;
             new_q := array_fill(0.0::double precision, ARRAY[greatest(n, 1)]);
-            new_base := 0;
-            FOR s IN 0 .. n_sets - 1 LOOP
-                FOR i IN 1 .. cells LOOP
-                    wt := ll[s * cells + i] / total;
-                    new_base := new_base + wt * cell_g[i];
-                    IF block_own[b] THEN
-                        harm_acc[cell_k[i]] := harm_acc[cell_k[i]] + wt;
+            FOR s IN 1 .. n_sets - 1 LOOP
+                FOR j IN 0 .. n - 1 LOOP
+                    IF (s >> j) & 1 = 1 THEN
+                        new_q[j + 1] := new_q[j + 1] + set_weight[s + 1] / total;
                     END IF;
-                    FOR j IN 0 .. n - 1 LOOP
-                        IF (s >> j) & 1 = 1 THEN
-                            new_q[j + 1] := new_q[j + 1] + wt;
-                        END IF;
-                    END LOOP;
                 END LOOP;
             END LOOP;
             FOR j IN 1 .. n LOOP

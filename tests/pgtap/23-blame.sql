@@ -7,7 +7,7 @@
 -- harm share per skill (how often a misleading tip's failure breaks the system), so the worlds
 -- whose failures are clean live in cve and those whose failures broke the system in stig.
 BEGIN;
-SELECT plan(32);
+SELECT plan(33);
 
 CREATE FUNCTION pg_temp.attempt(skill text, run_id text, rule_id text, tips bigint[], followed bigint[], passed boolean,
                                 failure text DEFAULT 'clean_failure')
@@ -53,6 +53,20 @@ SELECT pg_temp.attempt('stig', 'hand-' || g, 'R-hand-b', ARRAY[:b]::bigint[],
 SELECT ctxgraph.refresh_tip_effects('stig', '2026-12-01');
 SELECT is(round(pg_temp.blame(:a)::numeric, 6), 0.168652, 'by hand: A, followed in two clean failures, 0.168652');
 SELECT is(round(pg_temp.blame(:b)::numeric, 6), 0.999994, 'by hand: B, followed in two health failures, 0.999994');
+-- By hand (3): two tips of one rule in every attempt, so the block weighs their four subsets
+-- (none, C, D, both) with each attempt's factor M = product over the subset of (1 - f). Run
+-- hand-cd-1: C judged followed (f 0.9), D ignored (0.1), a health failure, (1 - M) h + M (1 - q) eps;
+-- run hand-cd-2: C ignored, D followed, a pass, M q. Prior 0.8 / 0.2 per tip:
+--   none 0.64 * 0.0005  * 0.5   = 0.00016         C    0.16 * 0.45005  * 0.45  = 0.0324036
+--   D    0.16 * 0.05045 * 0.05  = 0.0004036       both 0.04 * 0.455045 * 0.045 = 0.000819081
+--   P(C) = (0.0324036 + 0.000819081) / 0.033786281 = 0.983319; P(D) = 0.036189.
+SELECT tests.make_tip('stig', 'R-hand-cd', 'tip C') AS c \gset
+SELECT tests.make_tip('stig', 'R-hand-cd', 'tip D') AS d \gset
+SELECT pg_temp.attempt('stig', 'hand-cd-1', 'R-hand-cd', ARRAY[:c, :d]::bigint[], ARRAY[:c]::bigint[], false, 'health_failure');
+SELECT pg_temp.attempt('stig', 'hand-cd-2', 'R-hand-cd', ARRAY[:c, :d]::bigint[], ARRAY[:d]::bigint[], true);
+SELECT ctxgraph.refresh_tip_effects('stig', '2026-12-01');
+SELECT is(ARRAY[round(pg_temp.blame(:c)::numeric, 6), round(pg_temp.blame(:d)::numeric, 6)], ARRAY[0.983319, 0.036189],
+          'by hand: C and D in both attempts, C followed in the health failure, D in the pass: 0.983319 and 0.036189');
 UPDATE ctxgraph.parameters SET value = 5 WHERE name = 'blame.base_rate_points';
 UPDATE ctxgraph.parameters SET value = 3 WHERE name = 'blame.harm_share_points';
 UPDATE ctxgraph.parameters SET value = 100 WHERE name = 'blame.max_sweeps';

@@ -30,7 +30,7 @@ INSERT INTO ctxgraph.parameters (name, value, description) VALUES
     ('blame.harm_share_points', 3, 'Blame: grid points over which each rule''s unknown share of misleading-tip failures that break the system is integrated out.'),
     ('blame.cosine_with_judge', 1, 'Blame: 1 to sharpen each judge verdict with the same row''s cosine, as far as the skill''s own cosines tell followed from ignored (fitted per refresh); 0 to use the verdict alone.'),
     ('blame.max_sweeps', 100, 'Blame: most sweeps of the fit (it stops earlier when no probability and no fitted share moves by 1e-4).'),
-    ('blame.max_work', 1e7, 'Blame: most likelihood terms one sweep may stand for (subsets x attempts x grid cells; a sweep computes each attempt''s terms once per pattern of its own tips, about 0.7 s at 1e7 on 2 cores); blocks shrink to fit, and a skill too large even for blocks of one tip is fitted with each rule at a point estimate (blame_method mean_field), whose sweep costs one pass over the units.');
+    ('blame.max_work', 1e7, 'Blame: most likelihood terms one sweep may stand for (subsets x attempts x grid cells; a sweep computes each attempt''s terms once per pattern of its own tips, about 0.7 s at 1e7 on 2 cores); blocks shrink to fit, and a skill too large even for blocks of one tip is fitted with each rule at a point estimate (blame_method mean_field), whose sweep costs two passes over the units of failed attempts.');
 
 ALTER TABLE ctxgraph.tip_effects ADD COLUMN misleading_probability double precision
     CHECK (misleading_probability BETWEEN 0 AND 1);
@@ -131,7 +131,7 @@ REVOKE ALL ON FUNCTION ctxgraph._follow_chance(boolean, double precision, double
 -- With hundreds of attempts per rule those posteriors are narrow, so here each rule keeps a point
 -- estimate instead (its posterior mean under a uniform prior, from EM responsibilities), and a
 -- tip's update reads only the attempts that retrieved it: each sweep costs two passes over the
--- units, whatever the number of attempts per rule. Tips are updated one after another, each given
+-- units of failed attempts (a pass's term never moves), whatever the number of attempts per rule. Tips are updated one after another, each given
 -- the others' current probabilities (the expected factor the exact fit uses for tips outside a
 -- block), and every attempt's factor is moved as soon as one of its tips moves: two tips failing
 -- together do not both take the blame and both shed it in turn, as they would if all were
@@ -151,9 +151,10 @@ DECLARE
     q           double precision[];
     step        double precision[];   -- each tip's step towards its new value (halved when it turns back)
     direction   double precision[];   -- the sign of its last move
-    tip_start   integer[];   -- each tip's units are tip_start[t] .. tip_start[t + 1] - 1
+    tip_start   integer[];   -- each tip's units in failures are tip_start[t] .. tip_start[t + 1] - 1
     unit_att    integer[];
     unit_fd     double precision[];   -- failure * the chance the script followed the tip
+    pass_delta  double precision[];   -- each tip's sum of ln(1 - failure * f) over its passes
     att_rule    integer[];
     att_outcome integer[];
     log_m       double precision[];   -- each attempt's expected log product of (1 - d f q)
@@ -203,15 +204,25 @@ BEGIN
     SELECT d.tip_id, row_number() OVER (ORDER BY d.tip_id)::integer AS idx
       FROM (SELECT DISTINCT bu.tip_id FROM blame_units AS bu) AS d;
     SELECT coalesce(array_agg(x.tip_id ORDER BY x.idx), '{}'), count(*) INTO tip_ids, n_tips FROM blame_mf_tips AS x;
+    -- A pass's term in a tip's update, ln(1 - failure * f), does not move between sweeps, and no
+    -- one reads a pass's factor: passes are summed once per tip, and the sweeps walk failures only.
     SELECT coalesce(array_agg(x.idx ORDER BY bt.idx, x.idx), '{}'), coalesce(array_agg(failure * bu.f ORDER BY bt.idx, x.idx), '{}')
       INTO unit_att, unit_fd
       FROM blame_units AS bu
       JOIN blame_mf_tips AS bt ON bt.tip_id = bu.tip_id
-      JOIN blame_mf_attempts AS x ON x.attempt_key = bu.attempt_key;
-    tip_start := ARRAY(SELECT 1 + coalesce(sum(c.n) OVER (ORDER BY c.idx ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::integer
-                         FROM (SELECT bt.idx, count(*) AS n FROM blame_units AS bu JOIN blame_mf_tips AS bt ON bt.tip_id = bu.tip_id
-                                GROUP BY bt.idx) AS c ORDER BY c.idx)
-                 || (cardinality(unit_att) + 1);
+      JOIN blame_mf_attempts AS x ON x.attempt_key = bu.attempt_key
+     WHERE x.outcome <> 0;
+    SELECT coalesce(array_agg(s.first_unit ORDER BY s.idx), '{}'), coalesce(array_agg(s.pass_delta ORDER BY s.idx), '{}')
+      INTO tip_start, pass_delta
+      FROM (SELECT c.idx, c.pass_delta,
+                   1 + coalesce(sum(c.failures) OVER (ORDER BY c.idx ROWS BETWEEN UNBOUNDED PRECEDING AND 1 PRECEDING), 0)::integer AS first_unit
+              FROM (SELECT bt.idx, count(*) FILTER (WHERE x.outcome <> 0) AS failures,
+                           coalesce(sum(ln(1 - failure * bu.f)) FILTER (WHERE x.outcome = 0), 0) AS pass_delta
+                      FROM blame_mf_tips AS bt
+                      JOIN blame_units AS bu ON bu.tip_id = bt.tip_id
+                      JOIN blame_mf_attempts AS x ON x.attempt_key = bu.attempt_key
+                     GROUP BY bt.idx) AS c) AS s;
+    tip_start := tip_start || (cardinality(unit_att) + 1);
     q := array_fill(prior_share, ARRAY[greatest(n_tips, 1)]);
     step := array_fill(1.0::double precision, ARRAY[greatest(n_tips, 1)]);
     direction := array_fill(0.0::double precision, ARRAY[greatest(n_tips, 1)]);
@@ -235,14 +246,10 @@ BEGIN
         moving := 0;
         -- Each tip in turn: prior log odds plus, over its attempts, log L(misleading) - log L(not).
         FOR t IN 1 .. n_tips LOOP
-            delta := 0;
+            delta := pass_delta[t];
             FOR u IN tip_start[t] .. tip_start[t + 1] - 1 LOOP
                 a := unit_att[u];
                 fd := unit_fd[u];
-                IF att_outcome[a] = 0 THEN
-                    delta := delta + ln(1 - fd);
-                    CONTINUE;
-                END IF;
                 r := att_rule[a];
                 lo := log_m[a] - ln(1 - fd * q[t]);
                 m0 := exp(greatest(lo, -700));

@@ -453,7 +453,6 @@ DECLARE
     own         boolean;
     summary     jsonb;
     change      double precision;
-    new_q       double precision[];
     new_base    double precision;
     sweep       integer := 0;
     converged   boolean := false;
@@ -848,9 +847,11 @@ BEGIN
             -- failures), so it is summed over those alone and read at s & cell_tips.
             FOR j IN 0 .. n - 1 LOOP
                 half := 1 << j;
-                FOR s IN 0 .. n_sets - 1 LOOP
-                    CONTINUE WHEN s & half = 0;
-                    ll_set[s + 1] := ll_set[s + 1] + ll_set[s - half + 1];
+                -- The subsets holding tip j: half of every run of 2 * half, walked without a test.
+                FOR p IN 0 .. n_sets - 1 BY 2 * half LOOP
+                    FOR s IN p + half .. p + 2 * half - 1 LOOP
+                        ll_set[s + 1] := ll_set[s + 1] + ll_set[s - half + 1];
+                    END LOOP;
                 END LOOP;
                 CONTINUE WHEN cell_tips & half = 0;
                 s := cell_tips;
@@ -923,17 +924,17 @@ BEGIN
                     harm_acc[cell_k[i]] := harm_acc[cell_k[i]] + cell_weight[i] / total;
                 END IF;
             END LOOP;
-            new_q := array_fill(0.0::double precision, ARRAY[greatest(n, 1)]);
-            FOR s IN 1 .. n_sets - 1 LOOP
-                FOR j IN 0 .. n - 1 LOOP
-                    IF (s >> j) & 1 = 1 THEN
-                        new_q[j + 1] := new_q[j + 1] + set_weight[s + 1] / total;
-                    END IF;
+            FOR j IN 0 .. n - 1 LOOP
+                half := 1 << j;
+                wt := 0;
+                FOR p IN 0 .. n_sets - 1 BY 2 * half LOOP
+                    FOR s IN p + half .. p + 2 * half - 1 LOOP
+                        wt := wt + set_weight[s + 1];
+                    END LOOP;
                 END LOOP;
-            END LOOP;
-            FOR j IN 1 .. n LOOP
-                change := greatest(change, abs(new_q[j] - q[block_first[b] + j - 1]));
-                q[block_first[b] + j - 1] := new_q[j];
+                wt := wt / total;
+                change := greatest(change, abs(wt - q[block_first[b] + j]));
+                q[block_first[b] + j] := wt;
             END LOOP;
             base[block_rule[b]] := new_base;
         END LOOP;

@@ -94,7 +94,8 @@ def report(r: dict[str, Any], load_mode: str, elapsed: int) -> str:
         cells.append(f"{ms(a) + ' / ' + ms(b) + ' = ' + format(a / b, ',.1f') + 'x':>27}")
     label = f"scorer UPDATE of {leaf['d_scorer_rows']:,} rows (~{int(leaf['d_scorer_tips_touched']):,} tips)"
     lines.append(f"  {label:<50} {leaf['d_scorer_with_triggers']['n']:>4} " + " ".join(cells))
-    rebuild_label = "full rebuild, refresh_tip_stats(stig), once" + (" (load's, levels empty)" if leaf.get("e_full_refresh_at_load") else "")
+    rebuild_label = ("full rebuild (refresh_tip_stats), at the load" if leaf.get("e_full_refresh_at_load")
+                     else "full rebuild, refresh_tip_stats(stig), once")
     lines.append(f"  {rebuild_label:<50} {1:>4} "
                  + " ".join(f"{ms(p['e_full_refresh_ms']) if 'e_full_refresh_ms' in p else 'not measured':>27}"
                             for p in both))

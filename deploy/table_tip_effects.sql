@@ -124,6 +124,24 @@ COMMENT ON FUNCTION ctxgraph._follow_chance(boolean, double precision, double pr
     'Private: P(followed | verdict right with r, base rate o, cosine under N(mu1, spread) vs N(mu0, spread)); the cosine is left out when mu1 is NULL.';
 REVOKE ALL ON FUNCTION ctxgraph._follow_chance(boolean, double precision, double precision, double precision, double precision, double precision, double precision) FROM PUBLIC;
 
+-- _aitken_share: the misleading share pi one step ahead, for the exact blame fit. pi's EM steps
+-- shrink by a nearly constant ratio r (0.91 on the bench's 4-run log: the tips follow pi and pi
+-- follows the tips), so the fit settled at sweep 74, still 1e-3 from its fixed point. Where the
+-- last two steps went the same way and shrank, pi moves on by the steps still to come, step
+-- r / (1 - r) (Aitken's delta-squared), with r at most 0.95 and pi inside [0.001, 0.5]; elsewhere
+-- it stays. There it settled at sweep 56, as close to the fixed point, no tip on the other side of
+-- 0.5. The mean field is left alone: its last sweeps are tips swinging, not pi drifting, and a
+-- jump only moves where the swinging stops at blame.max_sweeps.
+CREATE FUNCTION ctxgraph._aitken_share(share double precision, step double precision, last_step double precision)
+RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE WHEN step * last_step > 0 AND abs(step) < abs(last_step)
+            THEN least(greatest(share + step * least(step / last_step, 0.95) / (1 - least(step / last_step, 0.95)), 0.001), 0.5)
+            ELSE share END;
+COMMENT ON FUNCTION ctxgraph._aitken_share(double precision, double precision, double precision) IS
+    'Private: the blame fit''s share of misleading tips moved on by the EM steps still to come (Aitken''s delta-squared), when its last two steps shrank the same way.';
+REVOKE ALL ON FUNCTION ctxgraph._aitken_share(double precision, double precision, double precision) FROM PUBLIC;
+
 -- _blame_mean_field: the same model for a skill too large for the exact blocks (blame.max_work).
 --
 -- The exact fit integrates each rule's pass rate and harm share over their grid, which couples
@@ -480,6 +498,9 @@ DECLARE
     group_weight double precision[];
     set_weight  double precision[];
     cell_weight double precision[];
+    pi_step      double precision;
+    last_pi_step double precision := 0;
+    since_jump   integer := 0;
 BEGIN
     IF judge_reliability NOT BETWEEN 0.5 AND 1 OR embedding_reliability NOT BETWEEN 0.5 AND 1
        OR failure NOT BETWEEN 0 AND 1 OR prior_share <= 0 OR prior_share >= 1
@@ -943,6 +964,15 @@ BEGIN
         -- "misleading" keeps its meaning.
         v := pi;
         pi := least(greatest((coalesce((SELECT sum(z) FROM unnest(q) AS z), 0) + 10 * prior_share) / (n_tips + 10), 0.001), 0.5);
+        -- At most every third sweep pi jumps ahead (_aitken_share): the sweep after a jump is the
+        -- tips answering it, not pi's own step.
+        pi_step := pi - v;
+        since_jump := since_jump + 1;
+        IF since_jump >= 3 AND ctxgraph._aitken_share(pi, pi_step, last_pi_step) <> pi THEN
+            pi := ctxgraph._aitken_share(pi, pi_step, last_pi_step);
+            since_jump := 0;
+        END IF;
+        last_pi_step := pi_step;
         change := greatest(change, abs(pi - v));
         -- The harm-share mixture: each rule's posterior over the grid, with one pseudo-rule per
         -- grid point so that no share is ruled out for good.

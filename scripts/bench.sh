@@ -10,7 +10,7 @@
 #      throwaway database.
 #   3. A grid of simulated worlds (bench/simulate_grid.py, docs/simulator.md): how well the utility
 #      columns, eviction and the detector views recover a known truth; one line per world, plus the
-#      default world on the release before the blame model (@v0.5.0). About 4 minutes.
+#      default world on the release before the blame model (@v0.5.0). About 2 minutes.
 #   4. The follow signal against every labelled pair set (bench/follow_signal_auc.py): ROC AUC of the
 #      cosine and of the calibrated lexical signal, cross-validated by rule, and the judge cascade's
 #      calls saved and agreement, and `ctxgraph calibrate` on part of each set from scratch and from the
@@ -20,9 +20,9 @@
 #      attempts and ctxgraph score loops over their run against a local judge, 60 s, on a third
 #      throwaway database holding a generated history (BENCH_LOAD_RUN_RUNS runs of the same rules):
 #      the read's p50/p99 under load beside its idle p50, errors, deadlocks, rows left unscored,
-#      questions asked twice, and the aggregates against a from-scratch computation. About 7 minutes,
-#      most of it the effects refit that ends each scoring pass (about 3 minutes each).
-# Every database is dropped on every exit. About 23 minutes on 2 cores, 7 of them part 1
+#      questions asked twice, and the aggregates against a from-scratch computation. About 4 minutes,
+#      most of it the effects refit that ends each scoring pass (about a minute each).
+# Every database is dropped on every exit. About 17 minutes on 2 cores, 5 of them part 1
 # (docs/benchmarks.md, "The default make bench").
 #
 # Knobs (environment):

@@ -149,11 +149,12 @@ REVOKE ALL ON FUNCTION ctxgraph._aitken_share(double precision, double precision
 -- With hundreds of attempts per rule those posteriors are narrow, so here each rule keeps a point
 -- estimate instead (its posterior mean under a uniform prior, from EM responsibilities), and a
 -- tip's update reads only the attempts that retrieved it: each sweep costs two passes over the
--- units of failed attempts (a pass's term never moves), whatever the number of attempts per rule. Tips are updated one after another, each given
--- the others' current probabilities (the expected factor the exact fit uses for tips outside a
--- block), and every attempt's factor is moved as soon as one of its tips moves: two tips failing
--- together do not both take the blame and both shed it in turn, as they would if all were
--- updated at once. A tip that turns back halves its step, so one on the edge settles there.
+-- units of failed attempts (a pass's term never moves), whatever the number of attempts per rule.
+-- Tips are updated one after another, each given the others' current probabilities (the expected
+-- factor the exact fit uses for tips outside a block), and every attempt's factor is moved as
+-- soon as one of its tips moves: two tips failing together do not both take the blame and both
+-- shed it in turn, as they would if all were updated at once. A tip that turns back halves its
+-- step, so one on the edge settles there.
 -- Reads pg_temp.blame_units and pg_temp.blame_attempts as _fit_tip_blame leaves them; writes
 -- pg_temp.blame_mean_field (tip_id, q).
 CREATE FUNCTION ctxgraph._blame_mean_field(failure double precision, eps double precision,
@@ -461,7 +462,6 @@ DECLARE
     logs        double precision[] := '{}';
     k           integer;
     out_log     double precision;
-    lm          double precision;
     m           double precision;
     g           double precision;
     v           double precision;

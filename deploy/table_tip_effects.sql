@@ -498,9 +498,11 @@ DECLARE
     group_weight double precision[];
     set_weight  double precision[];
     cell_weight double precision[];
+    width       integer;             -- terms per pattern: the grid's cells, or 1
     pi_step      double precision;
     last_pi_step double precision := 0;
     since_jump   integer := 0;
+    ahead        double precision;
 BEGIN
     IF judge_reliability NOT BETWEEN 0.5 AND 1 OR embedding_reliability NOT BETWEEN 0.5 AND 1
        OR failure NOT BETWEEN 0 AND 1 OR prior_share <= 0 OR prior_share >= 1
@@ -807,7 +809,10 @@ BEGIN
                         pat_log[half + p] := pat_log[p] + logs[j];
                     END LOOP;
                 END LOOP;
+                -- Each pattern's terms, width of them: one per grid point for a failure of the
+                -- block's rule, one for another rule's (its pass rate at its point estimate).
                 IF own THEN
+                    width := cells;
                     cell_tips := cell_tips | pat_set[n_pats];
                     FOR p IN 1 .. n_pats LOOP
                         -- exp() raises an error rather than return 0 below e^-745: floor it.
@@ -819,22 +824,8 @@ BEGIN
                                      ELSE (1 - m) * (1 - cell_h[i]) + m * (1 - g) * (1 - eps) END + 1e-300);
                         END LOOP;
                     END LOOP;
-                    FOR j IN 0 .. k - 1 LOOP
-                        half := 1 << j;
-                        FOR p IN 0 .. n_pats - 1 LOOP
-                            CONTINUE WHEN p & half = 0;
-                            FOR i IN 1 .. cells LOOP
-                                pat_term[p * cells + i] := pat_term[p * cells + i] - pat_term[(p - half) * cells + i];
-                            END LOOP;
-                        END LOOP;
-                    END LOOP;
-                    FOR p IN 1 .. n_pats LOOP
-                        s := pat_set[p] * cells;
-                        FOR i IN 1 .. cells LOOP
-                            ll[s + i] := ll[s + i] + pat_term[(p - 1) * cells + i];
-                        END LOOP;
-                    END LOOP;
                 ELSE
+                    width := 1;
                     g := base[att_rule[a]];
                     FOR p IN 1 .. n_pats LOOP
                         m := exp(greatest(pat_log[p], -700));
@@ -842,13 +833,26 @@ BEGIN
                             CASE WHEN att_outcome[a] = 2 THEN (1 - m) * h + m * (1 - g) * eps
                                  ELSE (1 - m) * (1 - h) + m * (1 - g) * (1 - eps) END + 1e-300);
                     END LOOP;
-                    FOR j IN 0 .. k - 1 LOOP
-                        half := 1 << j;
-                        FOR p IN 0 .. n_pats - 1 LOOP
-                            CONTINUE WHEN p & half = 0;
-                            pat_term[p + 1] := pat_term[p + 1] - pat_term[p - half + 1];
+                END IF;
+                -- The Moebius transform over the k tips: the patterns holding tip j (the upper
+                -- half of every run of 2 * half, contiguous terms) lose those of the pattern
+                -- without it.
+                FOR j IN 0 .. k - 1 LOOP
+                    half := 1 << j;
+                    FOR p IN 0 .. n_pats - 1 BY 2 * half LOOP
+                        FOR i IN (p + half) * width + 1 .. (p + 2 * half) * width LOOP
+                            pat_term[i] := pat_term[i] - pat_term[i - half * width];
                         END LOOP;
                     END LOOP;
+                END LOOP;
+                IF own THEN
+                    FOR p IN 1 .. n_pats LOOP
+                        s := pat_set[p] * cells;
+                        FOR i IN 1 .. cells LOOP
+                            ll[s + i] := ll[s + i] + pat_term[(p - 1) * cells + i];
+                        END LOOP;
+                    END LOOP;
+                ELSE
                     FOR p IN 1 .. n_pats LOOP
                         ll_set[pat_set[p] + 1] := ll_set[pat_set[p] + 1] + pat_term[p];
                     END LOOP;
@@ -968,9 +972,12 @@ BEGIN
         -- tips answering it, not pi's own step.
         pi_step := pi - v;
         since_jump := since_jump + 1;
-        IF since_jump >= 3 AND ctxgraph._aitken_share(pi, pi_step, last_pi_step) <> pi THEN
-            pi := ctxgraph._aitken_share(pi, pi_step, last_pi_step);
-            since_jump := 0;
+        IF since_jump >= 3 THEN
+            ahead := ctxgraph._aitken_share(pi, pi_step, last_pi_step);
+            IF ahead <> pi THEN
+                pi := ahead;
+                since_jump := 0;
+            END IF;
         END IF;
         last_pi_step := pi_step;
         change := greatest(change, abs(pi - v));

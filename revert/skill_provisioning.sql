@@ -1,8 +1,31 @@
 -- Revert ctxgraph:skill_provisioning from pg
 
 -- Back to @v0.5.0: drop_skill(NULL) raises 22023 (unknown skill); partitions at the default
--- fillfactor.
+-- fillfactor; the foreign keys between skill-partitioned tables declared on the parents again.
 BEGIN;
+
+-- Each skill's copy of a key goes first: the parent's key takes the same name on every partition.
+DO $$
+DECLARE
+    skill_key record;
+BEGIN
+    FOR skill_key IN
+        SELECT c.conrelid::regclass AS child, c.conname
+          FROM ctxgraph._skill_partition_keys() AS k
+          JOIN pg_catalog.pg_inherits AS i ON i.inhparent = k.parent
+          JOIN pg_catalog.pg_constraint AS c ON c.conrelid = i.inhrelid AND c.conname = k.name AND c.conparentid = 0
+    LOOP
+        EXECUTE format('ALTER TABLE %s DROP CONSTRAINT %I', skill_key.child, skill_key.conname);
+    END LOOP;
+    FOR skill_key IN SELECT * FROM ctxgraph._skill_partition_keys() LOOP
+        EXECUTE format('ALTER TABLE %s ADD CONSTRAINT %I FOREIGN KEY (%s) REFERENCES %s (%s) ON DELETE %s',
+                       skill_key.parent, skill_key.name, skill_key.columns, skill_key.referenced,
+                       skill_key.referenced_columns, skill_key.on_delete);
+    END LOOP;
+END
+$$;
+
+DROP FUNCTION ctxgraph._skill_partition_keys();
 
 -- ctxgraph.drop_skill: removes a skill with all its rows. For reverts and administrators only.
 -- A plain DROP SCHEMA ... CASCADE would also drop the parents' foreign keys (they depend on every

@@ -10,6 +10,17 @@ SELECT 1 / (count(*) = 4)::int
   FROM ctxgraph._skill_parent_tables() AS p
  WHERE p IN ('ctxgraph.runs'::regclass, 'ctxgraph.attempts'::regclass, 'ctxgraph.tips'::regclass,
              'ctxgraph.tip_retrievals'::regclass);
+-- The keys between skill-partitioned tables are each skill's own, none on the parents.
+SELECT 'ctxgraph._skill_partition_keys()'::regprocedure;
+SELECT 1 / (count(*) = 0)::int
+  FROM ctxgraph._skill_partition_keys() AS k
+  JOIN pg_catalog.pg_constraint AS c ON c.conrelid = k.parent AND c.conname = k.name;
+SELECT 1 / (count(*) = 0)::int
+  FROM ctxgraph.skills AS s, ctxgraph._skill_partition_keys() AS k
+ WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_constraint AS c
+                    WHERE c.contype = 'f' AND c.conname = k.name
+                      AND c.conrelid = pg_catalog.to_regclass(format('%I.%I', s.name, (SELECT relname FROM pg_catalog.pg_class WHERE oid = k.parent)))
+                      AND c.confrelid = pg_catalog.to_regclass(format('%I.%I', s.name, (SELECT relname FROM pg_catalog.pg_class WHERE oid = k.referenced))));
 -- Behaviour, rolled back: add_skill gives a new skill a partition of every parent and every
 -- registered view, with usage for every group role; drop_skill removes it and leaves the other
 -- skills' foreign keys alone.

@@ -2,7 +2,7 @@
 -- real table per skill), their columns, types, nullability, defaults and keys, the skills registry,
 -- plain INSERTs that name only contract columns, and a third skill added by ctxgraph.add_skill.
 BEGIN;
-SELECT plan(266);
+SELECT plan(273);
 
 -- ---------------------------------------------------------------------------------------------
 -- Schemas and extension (4)
@@ -291,7 +291,33 @@ SELECT results_eq($$SELECT skill FROM ctxgraph.tips WHERE body = 'A k9 tip.'$$,
                   'the k9 row got skill k9 and is visible through the parent');
 
 -- ---------------------------------------------------------------------------------------------
--- Dropping a skill (5) must leave the other skills intact.
+-- Keys of the maintained levels (6): declared between each skill's partitions, the new skill's
+-- too, none on the parents (a check through the referenced parent costs several times more).
+-- ---------------------------------------------------------------------------------------------
+SELECT set_eq(format($q$SELECT t, k.* FROM unnest(ARRAY['tip_stats', 'tip_attempt_stats', 'tip_rule_stats', 'tip_run_stats']) AS t,
+                              tests.foreign_keys(format('%%I.%%I', %L, t)::regclass) AS k$q$, s),
+              format($q$SELECT t, 'skill, tip_id' AS columns, %L AS references_table, 'skill, id' AS references_columns
+                          FROM unnest(ARRAY['tip_stats', 'tip_attempt_stats', 'tip_rule_stats', 'tip_run_stats']) AS t$q$,
+                     s || '.tips'),
+              format('each maintained level of %s references %s.tips (skill, id) and nothing else', s, s))
+  FROM unnest(ARRAY['stig', 'cve', 'k9']) AS s;
+SELECT is_empty($$SELECT c.conname FROM pg_constraint AS c
+                   WHERE c.contype = 'f' AND c.conrelid IN ('ctxgraph.tip_stats'::regclass, 'ctxgraph.tip_attempt_stats'::regclass,
+                                                            'ctxgraph.tip_rule_stats'::regclass, 'ctxgraph.tip_run_stats'::regclass)$$,
+                'the parents of the maintained levels hold no foreign key');
+SELECT is(count(*) FILTER (WHERE c.confdeltype = 'c'), 12::bigint,
+          'every level key deletes its rows with their tip (ON DELETE CASCADE)')
+  FROM pg_constraint AS c
+ WHERE c.contype = 'f' AND c.conparentid = 0
+   AND c.conname IN ('tip_stats_skill_tip_id_fkey', 'tip_attempt_stats_skill_tip_id_fkey',
+                     'tip_rule_stats_skill_tip_id_fkey', 'tip_run_stats_skill_tip_id_fkey')
+   AND c.connamespace IN ('stig'::regnamespace, 'cve'::regnamespace, 'k9'::regnamespace);
+SELECT throws_ok($$INSERT INTO ctxgraph.tip_run_stats (skill, tip_id, run_id, units)
+                   SELECT 'k9', t.id, 'no-such-run', 1 FROM stig.tips AS t LIMIT 1$$,
+                 '23503', NULL, 'a k9 level row cannot name a stig tip (23503)');
+
+-- ---------------------------------------------------------------------------------------------
+-- Dropping a skill (6) must leave the other skills intact.
 --
 -- DROP SCHEMA ... CASCADE alone would drop the parents' foreign keys (they depend on every
 -- referenced partition); drop_skill detaches and drops the partitions first.
@@ -313,6 +339,12 @@ SELECT set_eq($$SELECT * FROM tests.foreign_keys('ctxgraph.attempts')$$,
 SELECT throws_ok($$INSERT INTO stig.tip_retrievals (run_id, tip_id, rule_id, rank) VALUES ('no-such-run', -42, 'V-230221', 1)$$,
                  '23503', NULL,
                  'after dropping k9, stig still refuses a retrieval of an unknown run and tip (23503)');
+SELECT is(count(*), 8::bigint, 'after dropping k9, stig''s and cve''s maintained levels keep their keys')
+  FROM pg_constraint AS c
+ WHERE c.contype = 'f' AND c.conparentid = 0 AND c.conname LIKE 'tip\_%\_skill\_tip\_id\_fkey'
+   AND c.conrelid IN (SELECT i.inhrelid FROM pg_inherits AS i
+                       WHERE i.inhparent IN ('ctxgraph.tip_stats'::regclass, 'ctxgraph.tip_attempt_stats'::regclass,
+                                             'ctxgraph.tip_rule_stats'::regclass, 'ctxgraph.tip_run_stats'::regclass));
 
 SELECT * FROM finish();
 ROLLBACK;

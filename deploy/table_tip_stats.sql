@@ -749,16 +749,50 @@ BEGIN
                      GROUP BY a.skill, a.tip_id, a.run_id', 'a.tip_id')
       USING _tip_stats_rebuild.skill, _tip_stats_rebuild.tip_ids;
 
-    -- 3. The tips, from the log; their runs from the rows just built.
-    EXECUTE format('UPDATE ctxgraph.tip_stats AS s
-                       SET (retrievals, scored, attempts, outcome_sum, weighted_sum, follow_known, followed, harm,
-                            last_retrieved_at) = (SELECT agg.* FROM ctxgraph._tip_log_aggregate(s.skill, s.tip_id) AS agg),
-                           runs = (SELECT count(*) FROM ctxgraph.tip_run_stats AS r
-                                    WHERE r.skill = s.skill AND r.tip_id = s.tip_id),
-                           evidence_version = s.evidence_version + 1,
-                           refreshed_at = now()
-                     WHERE s.skill = $1' || only_tips, 's.tip_id')
-      USING _tip_stats_rebuild.skill, _tip_stats_rebuild.tip_ids;
+    -- 3. The tips: their log rows counted, their scored figures and runs summed from the pairs and
+    --    (tip, run) rows just built from the log. For a whole skill in one grouping of each level
+    --    (at 1M retrievals 1.0 s, against 8.4 s for 10,000 lookups of _tip_log_aggregate); for a
+    --    few tips, by each tip's own rows.
+    IF _tip_stats_rebuild.tip_ids IS NULL THEN
+        EXECUTE 'UPDATE ctxgraph.tip_stats AS s
+                    SET (retrievals, scored, attempts, outcome_sum, weighted_sum, follow_known, followed, harm,
+                         last_retrieved_at, runs)
+                      = (x.retrievals, x.scored, x.attempts, x.outcome_sum, x.weighted_sum, x.follow_known,
+                         x.followed, x.harm, x.last_retrieved_at, x.runs),
+                        evidence_version = s.evidence_version + 1,
+                        refreshed_at = now()
+                   FROM (SELECT t.tip_id, coalesce(l.retrievals, 0) AS retrievals, l.last_retrieved_at,
+                                coalesce(p.scored, 0) AS scored, coalesce(p.attempts, 0) AS attempts,
+                                coalesce(p.outcome_sum, 0) AS outcome_sum, coalesce(p.weighted_sum, 0) AS weighted_sum,
+                                coalesce(p.follow_known, 0) AS follow_known, coalesce(p.followed, 0) AS followed,
+                                coalesce(p.harm, 0) AS harm, coalesce(u.runs, 0) AS runs
+                           FROM ctxgraph.tip_stats AS t
+                           LEFT JOIN (SELECT r.tip_id, count(*) AS retrievals, max(r.retrieved_at) AS last_retrieved_at
+                                        FROM ctxgraph.tip_retrievals AS r WHERE r.skill = $1
+                                       GROUP BY r.tip_id) AS l ON l.tip_id = t.tip_id
+                           LEFT JOIN (SELECT a.tip_id, sum(a.scored) AS scored, count(*) AS attempts,
+                                             sum(a.outcome_sum) AS outcome_sum, sum(a.weighted_sum) AS weighted_sum,
+                                             sum(a.follow_known) AS follow_known, sum(a.followed) AS followed,
+                                             sum(a.harm) AS harm
+                                        FROM ctxgraph.tip_attempt_stats AS a WHERE a.skill = $1
+                                       GROUP BY a.tip_id) AS p ON p.tip_id = t.tip_id
+                           LEFT JOIN (SELECT r.tip_id, count(*) AS runs
+                                        FROM ctxgraph.tip_run_stats AS r WHERE r.skill = $1
+                                       GROUP BY r.tip_id) AS u ON u.tip_id = t.tip_id
+                          WHERE t.skill = $1) AS x
+                  WHERE s.skill = $1 AND s.tip_id = x.tip_id'
+          USING _tip_stats_rebuild.skill;
+    ELSE
+        EXECUTE 'UPDATE ctxgraph.tip_stats AS s
+                    SET (retrievals, scored, attempts, outcome_sum, weighted_sum, follow_known, followed, harm,
+                         last_retrieved_at) = (SELECT agg.* FROM ctxgraph._tip_log_aggregate(s.skill, s.tip_id) AS agg),
+                        runs = (SELECT count(*) FROM ctxgraph.tip_run_stats AS r
+                                 WHERE r.skill = s.skill AND r.tip_id = s.tip_id),
+                        evidence_version = s.evidence_version + 1,
+                        refreshed_at = now()
+                  WHERE s.skill = $1 AND s.tip_id = ANY ($2)'
+          USING _tip_stats_rebuild.skill, _tip_stats_rebuild.tip_ids;
+    END IF;
     GET DIAGNOSTICS refreshed = ROW_COUNT;
 
     -- 4. The attempt and rule levels: from scratch for a whole skill (every tip lock is held, so

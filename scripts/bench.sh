@@ -22,7 +22,8 @@
 #      the read's p50/p99 under load beside its idle p50, errors, deadlocks, rows left unscored,
 #      questions asked twice, and the aggregates against a from-scratch computation. About 4 minutes,
 #      most of it the effects refit that ends each scoring pass (about a minute each).
-# Every database is dropped on every exit. About 17 minutes on 2 cores, 5 of them part 1
+# Every database is dropped on every exit. About 14 to 15 minutes on 2 cores (852 and 879 s in two
+# runs), under 4 of them part 1
 # (docs/benchmarks.md, "The default make bench").
 #
 # Knobs (environment):

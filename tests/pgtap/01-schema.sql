@@ -2,7 +2,7 @@
 -- real table per skill), their columns, types, nullability, defaults and keys, the skills registry,
 -- plain INSERTs that name only contract columns, and a third skill added by ctxgraph.add_skill.
 BEGIN;
-SELECT plan(273);
+SELECT plan(275);
 
 -- ---------------------------------------------------------------------------------------------
 -- Schemas and extension (4)
@@ -291,7 +291,7 @@ SELECT results_eq($$SELECT skill FROM ctxgraph.tips WHERE body = 'A k9 tip.'$$,
                   'the k9 row got skill k9 and is visible through the parent');
 
 -- ---------------------------------------------------------------------------------------------
--- Keys of the maintained levels (6): declared between each skill's partitions, the new skill's
+-- Keys of the maintained levels (8): declared between each skill's partitions, the new skill's
 -- too, none on the parents (a check through the referenced parent costs several times more).
 -- ---------------------------------------------------------------------------------------------
 SELECT set_eq(format($q$SELECT t, k.* FROM unnest(ARRAY['tip_stats', 'tip_attempt_stats', 'tip_rule_stats', 'tip_run_stats']) AS t,
@@ -315,6 +315,12 @@ SELECT is(count(*) FILTER (WHERE c.confdeltype = 'c'), 12::bigint,
 SELECT throws_ok($$INSERT INTO ctxgraph.tip_run_stats (skill, tip_id, run_id, units)
                    SELECT 'k9', t.id, 'no-such-run', 1 FROM stig.tips AS t LIMIT 1$$,
                  '23503', NULL, 'a k9 level row cannot name a stig tip (23503)');
+SELECT lives_ok($$SELECT ctxgraph.ensure_skill_partitions()$$, 'ensure_skill_partitions runs again over keys already there');
+SELECT is(count(*), 12::bigint, 'and declares none twice: 4 keys for each of stig, cve and k9')
+  FROM pg_constraint AS c
+ WHERE c.contype = 'f' AND c.conparentid = 0
+   AND c.connamespace IN ('stig'::regnamespace, 'cve'::regnamespace, 'k9'::regnamespace)
+   AND c.confrelid IN ('stig.tips'::regclass, 'cve.tips'::regclass, 'k9.tips'::regclass);
 
 -- ---------------------------------------------------------------------------------------------
 -- Dropping a skill (6) must leave the other skills intact.

@@ -98,5 +98,13 @@ SELECT 1 / (abs(ctxgraph._follow_chance(false, 0.9, 0.5, 1, 1, 0, 1)
 -- _aitken_share: steps 0.01 then 0.009 (r 0.9) move 0.2 on by 0.009 * 9; a step that turned back leaves it.
 SELECT 1 / (abs(ctxgraph._aitken_share(0.2, 0.009, 0.01) - (0.2 + 0.009 * 9)) < 1e-12
             AND ctxgraph._aitken_share(0.2, -0.009, 0.01) = 0.2)::int;
+-- _aitken_mixture: weights stepping 0.01 / 0.009 and -0.01 / -0.009 (r 0.9) move on by 9 steps and
+-- still sum to 1; a weight that turned back leaves the whole mixture as it was.
+SELECT 1 / (abs((ctxgraph._aitken_mixture(ARRAY[0.6, 0.4], ARRAY[0.009, -0.009], ARRAY[0.01, -0.01], 0.001))[1]
+                - (0.6 + 0.009 * 9)) < 1e-12
+            AND abs((SELECT sum(w) FROM unnest(ctxgraph._aitken_mixture(ARRAY[0.6, 0.4], ARRAY[0.009, -0.009],
+                                                                          ARRAY[0.01, -0.01], 0.001)) AS w) - 1) < 1e-12
+            AND ctxgraph._aitken_mixture(ARRAY[0.6, 0.4], ARRAY[0.009, 0.009], ARRAY[0.01, -0.01], 0.001)
+                = ARRAY[0.6, 0.4]::double precision[])::int;
 SELECT 1 / (NOT has_function_privilege('ctxgraph_scorer', 'ctxgraph._fit_tip_blame(text, timestamptz)', 'EXECUTE'))::int;
 SELECT 1 / (NOT has_function_privilege('ctxgraph_scorer', 'ctxgraph._blame_mean_field(double precision, double precision, double precision, integer)', 'EXECUTE'))::int;

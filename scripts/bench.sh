@@ -20,9 +20,9 @@
 #      attempts and ctxgraph score loops over their run against a local judge, 60 s, on a third
 #      throwaway database holding a generated history (BENCH_LOAD_RUN_RUNS runs of the same rules):
 #      the read's p50/p99 under load beside its idle p50, errors, deadlocks, rows left unscored,
-#      questions asked twice, and the aggregates against a from-scratch computation. About 4 minutes,
-#      most of it the effects refit that ends each scoring pass (about a minute each).
-# Every database is dropped on every exit. About 14 to 15 minutes on 2 cores (852 and 879 s in two
+#      questions asked twice, and the aggregates against a from-scratch computation. About 3 to 4
+#      minutes, the effects refit that ends each scoring pass a large part of it.
+# Every database is dropped on every exit. About 14 minutes on 2 cores (815, 852 and 879 s in three
 # runs), under 4 of them part 1
 # (docs/benchmarks.md, "The default make bench").
 #

@@ -128,14 +128,7 @@ def reset(conn, skill: str, run_id: str, tips_too: bool) -> None:
     conn.commit()
 
 
-def cosines(conn, skill: str, run_id: str) -> dict[int, float | None]:
-    rows = conn.execute("SELECT id, tip_followed_emb FROM ctxgraph.tip_retrievals WHERE skill = %s AND run_id = %s",
-                        (skill, run_id)).fetchall()
-    conn.commit()
-    return {int(i): v for i, v in rows}
-
-
-def cosines_by_place(conn, skill: str, run_id: str) -> dict[tuple[str, int], float | None]:
+def cosines(conn, skill: str, run_id: str) -> dict[tuple[str, int], float | None]:
     """The run's cosines by (rule, rank): build() gives the n-th attempt of every run the same rule,
     tips and script, so two runs' rows meet there."""
     rows = conn.execute("SELECT rule_id, rank, tip_followed_emb FROM ctxgraph.tip_retrievals WHERE skill = %s"
@@ -253,15 +246,14 @@ def main() -> int:
         load(conn, skill, btips, blog)
         reset(conn, skill, brun, tips_too=True)
         before = embed_pass(conn, skill, brun, blog, embed_plan="batch")
-        before_cosines = cosines_by_place(conn, skill, brun)
+        before_cosines = cosines(conn, skill, brun)
         before_seconds = before.embed_seconds * rows / max(len(before_cosines), 1)
         # The reference: the float32 model (torch) over every row of the run, by the current plan.
         reset(conn, skill, run_id, tips_too=True)
         embed_pass(conn, skill, run_id, log_path, embed_runtime="torch")
         reference = cosines(conn, skill, run_id)
-        reference_places = cosines_by_place(conn, skill, run_id)
-        reference_gap = max((abs(reference_places[k] - v) for k, v in before_cosines.items()
-                             if v is not None and reference_places.get(k) is not None), default=float("nan"))
+        reference_gap = max((abs(reference[k] - v) for k, v in before_cosines.items()
+                             if v is not None and reference.get(k) is not None), default=float("nan"))
         conn.execute("TRUNCATE ctxgraph.chunk_embeddings")
         conn.commit()
         reset(conn, skill, run_id, tips_too=True)

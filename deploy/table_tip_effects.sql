@@ -124,6 +124,19 @@ COMMENT ON FUNCTION ctxgraph._follow_chance(boolean, double precision, double pr
     'Private: P(followed | verdict right with r, base rate o, cosine under N(mu1, spread) vs N(mu0, spread)); the cosine is left out when mu1 is NULL.';
 REVOKE ALL ON FUNCTION ctxgraph._follow_chance(boolean, double precision, double precision, double precision, double precision, double precision, double precision) FROM PUBLIC;
 
+-- _aitken_step: how much further a quantity whose last two steps were last_step and step goes if
+-- its steps keep shrinking by their ratio r (at most 0.95): step r / (1 - r), Aitken's
+-- delta-squared; NULL unless the two steps went the same way and shrank. The one rule behind
+-- _aitken_share and _aitken_mixture.
+CREATE FUNCTION ctxgraph._aitken_step(step double precision, last_step double precision)
+RETURNS double precision
+LANGUAGE sql IMMUTABLE PARALLEL SAFE
+RETURN CASE WHEN step * last_step > 0 AND abs(step) < abs(last_step)
+            THEN step * least(step / last_step, 0.95) / (1 - least(step / last_step, 0.95)) END;
+COMMENT ON FUNCTION ctxgraph._aitken_step(double precision, double precision) IS
+    'Private: the steps still to come of a quantity whose steps shrink by a steady ratio (Aitken''s delta-squared, ratio at most 0.95); NULL unless the last two steps went the same way and shrank.';
+REVOKE ALL ON FUNCTION ctxgraph._aitken_step(double precision, double precision) FROM PUBLIC;
+
 -- _aitken_share: the misleading share pi one step ahead, for the exact blame fit. pi's EM steps
 -- shrink by a nearly constant ratio r (0.91 on the bench's 4-run log: the tips follow pi and pi
 -- follows the tips), so the fit settled at sweep 74, still 1e-3 from its fixed point. Where the
@@ -135,9 +148,8 @@ REVOKE ALL ON FUNCTION ctxgraph._follow_chance(boolean, double precision, double
 CREATE FUNCTION ctxgraph._aitken_share(share double precision, step double precision, last_step double precision)
 RETURNS double precision
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
-RETURN CASE WHEN step * last_step > 0 AND abs(step) < abs(last_step)
-            THEN least(greatest(share + step * least(step / last_step, 0.95) / (1 - least(step / last_step, 0.95)), 0.001), 0.5)
-            ELSE share END;
+RETURN (SELECT CASE WHEN a.ahead IS NULL THEN share ELSE least(greatest(share + a.ahead, 0.001), 0.5) END
+          FROM (SELECT ctxgraph._aitken_step(step, last_step) AS ahead) AS a);
 COMMENT ON FUNCTION ctxgraph._aitken_share(double precision, double precision, double precision) IS
     'Private: the blame fit''s share of misleading tips moved on by the EM steps still to come (Aitken''s delta-squared), when its last two steps shrank the same way.';
 REVOKE ALL ON FUNCTION ctxgraph._aitken_share(double precision, double precision, double precision) FROM PUBLIC;
@@ -157,10 +169,10 @@ RETURNS double precision[]
 LANGUAGE sql IMMUTABLE PARALLEL SAFE
 RETURN CASE WHEN cardinality(last_step) = cardinality(step) AND cardinality(step) = cardinality(mixture)
                  AND NOT EXISTS (SELECT 1 FROM unnest(step, last_step) AS x (s, l)
-                                  WHERE NOT (s * l > 0 AND abs(s) < abs(l)))
+                                  WHERE ctxgraph._aitken_step(x.s, x.l) IS NULL)
             THEN (SELECT array_agg(z.w / z.total ORDER BY z.i)
                     FROM (SELECT y.i, y.w, sum(y.w) OVER () AS total
-                            FROM (SELECT x.i, greatest(x.m + x.s * least(x.s / x.l, 0.95) / (1 - least(x.s / x.l, 0.95)), floor) AS w
+                            FROM (SELECT x.i, greatest(x.m + ctxgraph._aitken_step(x.s, x.l), floor) AS w
                                     FROM unnest(mixture, step, last_step) WITH ORDINALITY AS x (m, s, l, i)) AS y) AS z)
             ELSE mixture END;
 COMMENT ON FUNCTION ctxgraph._aitken_mixture(double precision[], double precision[], double precision[], double precision) IS

@@ -12,6 +12,7 @@ DROP FUNCTION ctxgraph._blame_mean_field(double precision, double precision, dou
 DROP FUNCTION ctxgraph._follow_chance(boolean, double precision, double precision, double precision, double precision, double precision, double precision);
 DROP FUNCTION ctxgraph._aitken_share(double precision, double precision, double precision);
 DROP FUNCTION ctxgraph._aitken_mixture(double precision[], double precision[], double precision[], double precision);
+DROP FUNCTION ctxgraph._aitken_step(double precision, double precision);
 ALTER TABLE ctxgraph.tip_effects DROP COLUMN misleading_probability;
 DELETE FROM ctxgraph.parameters WHERE name LIKE 'blame.%';
 

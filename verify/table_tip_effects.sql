@@ -95,6 +95,8 @@ SELECT 1 / (abs(ctxgraph._follow_chance(true, 0.9, 0.5, NULL, NULL, NULL, NULL) 
 SELECT 1 / (abs(ctxgraph._follow_chance(false, 0.9, 0.5, 1, 1, 0, 1)
                 - 0.1 * l.r / (0.1 * l.r + 0.9)) < 1e-12)::int
   FROM (SELECT (0.98 / sqrt(2 * pi()) + 0.01) / (0.98 * exp(-0.5) / sqrt(2 * pi()) + 0.01) AS r) AS l;
+-- _aitken_step: steps 0.01 then 0.009 (r 0.9) have 0.009 * 9 still to come; a step that turned back none.
+SELECT 1 / (abs(ctxgraph._aitken_step(0.009, 0.01) - 0.009 * 9) < 1e-12 AND ctxgraph._aitken_step(-0.009, 0.01) IS NULL)::int;
 -- _aitken_share: steps 0.01 then 0.009 (r 0.9) move 0.2 on by 0.009 * 9; a step that turned back leaves it.
 SELECT 1 / (abs(ctxgraph._aitken_share(0.2, 0.009, 0.01) - (0.2 + 0.009 * 9)) < 1e-12
             AND ctxgraph._aitken_share(0.2, -0.009, 0.01) = 0.2)::int;

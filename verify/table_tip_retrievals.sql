@@ -4,17 +4,27 @@ SELECT skill, id, run_id, attempt_id, tip_id, rule_id, rank, similarity_score, o
        outcome_confidence, retrieved_at
   FROM ctxgraph.tip_retrievals WHERE FALSE;
 
--- Partitioned by skill; every row points at its run, attempt and tip of the same skill.
+-- Partitioned by skill; every row points at its run, attempt and tip of the same skill, through
+-- keys declared between each skill's partitions; the parent holds only its key into the skills.
 SELECT 1 / COUNT(*)
   FROM pg_catalog.pg_partitioned_table AS pt
   JOIN pg_catalog.pg_attribute AS a ON a.attrelid = pt.partrelid AND a.attnum = pt.partattrs[0]
  WHERE pt.partrelid = 'ctxgraph.tip_retrievals'::regclass AND pt.partstrat = 'l' AND a.attname = 'skill';
-SELECT 1 / (COUNT(*) = 3)::int FROM pg_catalog.pg_constraint
+SELECT 1 / (COUNT(*) = 1)::int FROM pg_catalog.pg_constraint
  WHERE conrelid = 'ctxgraph.tip_retrievals'::regclass AND contype = 'f'
-   AND pg_catalog.pg_get_constraintdef(oid) IN (
-        'FOREIGN KEY (skill, run_id) REFERENCES ctxgraph.runs(skill, id)',
-        'FOREIGN KEY (skill, attempt_id) REFERENCES ctxgraph.attempts(skill, id)',
-        'FOREIGN KEY (skill, tip_id) REFERENCES ctxgraph.tips(skill, id)');
+   AND pg_catalog.pg_get_constraintdef(oid) = 'FOREIGN KEY (skill) REFERENCES ctxgraph.skills(name)';
+SELECT 1 / (COUNT(*) = 3)::int FROM ctxgraph._skill_partition_keys() AS k
+ WHERE k.parent = 'ctxgraph.tip_retrievals'::regclass
+   AND k.name IN ('tip_retrievals_skill_run_id_fkey', 'tip_retrievals_skill_attempt_id_fkey',
+                  'tip_retrievals_skill_tip_id_fkey');
+SELECT 1 / (COUNT(*) = 0)::int
+  FROM ctxgraph.skills AS s
+ CROSS JOIN (VALUES ('tip_retrievals_skill_run_id_fkey', 'runs'), ('tip_retrievals_skill_attempt_id_fkey', 'attempts'),
+                    ('tip_retrievals_skill_tip_id_fkey', 'tips')) AS k (name, referenced)
+ WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_constraint AS c
+                    WHERE c.contype = 'f' AND c.conname = k.name AND c.conparentid = 0
+                      AND c.conrelid = pg_catalog.to_regclass(format('%I.tip_retrievals', s.name))
+                      AND c.confrelid = pg_catalog.to_regclass(format('%I.%I', s.name, k.referenced)));
 -- The value ranges the aggregates rely on.
 SELECT 1 / (COUNT(*) = 3)::int FROM pg_catalog.pg_constraint
  WHERE conrelid = 'ctxgraph.tip_retrievals'::regclass AND contype = 'c'

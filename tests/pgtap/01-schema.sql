@@ -2,7 +2,7 @@
 -- real table per skill), their columns, types, nullability, defaults and keys, the skills registry,
 -- plain INSERTs that name only contract columns, and a third skill added by ctxgraph.add_skill.
 BEGIN;
-SELECT plan(275);
+SELECT plan(281);
 
 -- ---------------------------------------------------------------------------------------------
 -- Schemas and extension (4)
@@ -145,19 +145,18 @@ SELECT set_eq($$SELECT * FROM tests.foreign_keys('ctxgraph.tips')$$,
               $$VALUES ('skill', 'ctxgraph.skills', 'name')$$,
               'ctxgraph.tips references only the skills registry');
 
+-- The log's keys into runs, attempts and tips are each skill's own, between its partitions (a check
+-- through the referenced parent costs several times more); the parent keeps its key into skills.
 SELECT set_eq($$SELECT * FROM tests.foreign_keys('ctxgraph.tip_retrievals')$$,
-              $$VALUES ('skill', 'ctxgraph.skills', 'name'),
-                       ('skill, run_id', 'ctxgraph.runs', 'skill, id'),
-                       ('skill, attempt_id', 'ctxgraph.attempts', 'skill, id'),
-                       ('skill, tip_id', 'ctxgraph.tips', 'skill, id')$$,
-              'ctxgraph.tip_retrievals references runs, attempts and tips by (skill, id)');
+              $$VALUES ('skill', 'ctxgraph.skills', 'name')$$,
+              'ctxgraph.tip_retrievals itself references only the skills registry');
 
 SELECT set_eq(format('SELECT * FROM tests.foreign_keys(%L)', s || '.tip_retrievals'),
-              $$VALUES ('skill', 'ctxgraph.skills', 'name'),
-                       ('skill, run_id', 'ctxgraph.runs', 'skill, id'),
-                       ('skill, attempt_id', 'ctxgraph.attempts', 'skill, id'),
-                       ('skill, tip_id', 'ctxgraph.tips', 'skill, id')$$,
-              format('%s.tip_retrievals inherits the parent''s foreign keys', s))
+              format($$VALUES ('skill', 'ctxgraph.skills', 'name'),
+                              ('skill, run_id', %L, 'skill, id'),
+                              ('skill, attempt_id', %L, 'skill, id'),
+                              ('skill, tip_id', %L, 'skill, id')$$, s || '.runs', s || '.attempts', s || '.tips'),
+              format('%s.tip_retrievals references the skills registry and its own skill''s runs, attempts and tips by (skill, id)', s))
   FROM unnest(ARRAY['stig', 'cve']) AS s;
 
 SELECT set_eq(format('SELECT * FROM tests.foreign_keys(%L)', s || '.attempts'),
@@ -291,8 +290,9 @@ SELECT results_eq($$SELECT skill FROM ctxgraph.tips WHERE body = 'A k9 tip.'$$,
                   'the k9 row got skill k9 and is visible through the parent');
 
 -- ---------------------------------------------------------------------------------------------
--- Keys of the maintained levels (8): declared between each skill's partitions, the new skill's
--- too, none on the parents (a check through the referenced parent costs several times more).
+-- Keys between a skill's partitions (13), the maintained levels' and the log's: declared between
+-- each skill's partitions, the new skill's too, none on the parents (a check through the
+-- referenced parent costs several times more).
 -- ---------------------------------------------------------------------------------------------
 SELECT set_eq(format($q$SELECT t, k.* FROM unnest(ARRAY['tip_stats', 'tip_attempt_stats', 'tip_rule_stats', 'tip_run_stats']) AS t,
                               tests.foreign_keys(format('%%I.%%I', %L, t)::regclass) AS k$q$, s),
@@ -315,15 +315,33 @@ SELECT is(count(*) FILTER (WHERE c.confdeltype = 'c'), 12::bigint,
 SELECT throws_ok($$INSERT INTO ctxgraph.tip_run_stats (skill, tip_id, run_id, units)
                    SELECT 'k9', t.id, 'no-such-run', 1 FROM stig.tips AS t LIMIT 1$$,
                  '23503', NULL, 'a k9 level row cannot name a stig tip (23503)');
+SELECT set_eq($$SELECT * FROM tests.foreign_keys('k9.tip_retrievals')$$,
+              $$VALUES ('skill', 'ctxgraph.skills', 'name'), ('skill, run_id', 'k9.runs', 'skill, id'),
+                       ('skill, attempt_id', 'k9.attempts', 'skill, id'), ('skill, tip_id', 'k9.tips', 'skill, id')$$,
+              'add_skill gives k9.tip_retrievals its keys into k9''s runs, attempts and tips');
+INSERT INTO ctxgraph.runs (skill, id) VALUES ('k9', 'k9-keys-run');
+SELECT throws_ok($$INSERT INTO ctxgraph.tip_retrievals (skill, run_id, tip_id, rule_id, rank)
+                   SELECT 'k9', 'k9-keys-run', t.id, t.rule_id, 1 FROM stig.tips AS t LIMIT 1$$,
+                 '23503', NULL, 'a k9 retrieval cannot name a stig tip (23503)');
+SELECT throws_ok($$INSERT INTO ctxgraph.tip_retrievals (skill, run_id, attempt_id, tip_id, rule_id, rank)
+                   SELECT 'k9', 'k9-keys-run', a.id, (SELECT t.id FROM k9.tips AS t LIMIT 1), a.rule_id, 1
+                     FROM stig.attempts AS a LIMIT 1$$,
+                 '23503', NULL, 'a k9 retrieval cannot be linked to a stig attempt (23503)');
+SELECT throws_ok($$INSERT INTO ctxgraph.tip_retrievals (skill, run_id, tip_id, rule_id, rank)
+                   SELECT 'k9', 'run-plain', t.id, 'k9-rule', 1 FROM k9.tips AS t LIMIT 1$$,
+                 '23503', NULL, 'a k9 retrieval cannot name a stig run (23503)');
+SELECT lives_ok($$INSERT INTO ctxgraph.tip_retrievals (skill, run_id, tip_id, rule_id, rank)
+                  SELECT 'k9', 'k9-keys-run', t.id, 'k9-rule', 1 FROM k9.tips AS t LIMIT 1$$,
+                'a k9 retrieval of a k9 run and tip is accepted');
 SELECT lives_ok($$SELECT ctxgraph.ensure_skill_partitions()$$, 'ensure_skill_partitions runs again over keys already there');
-SELECT is(count(*), 12::bigint, 'and declares none twice: 4 keys for each of stig, cve and k9')
+SELECT is(count(*), 15::bigint, 'and declares none twice: 5 keys into the tips of each of stig, cve and k9 (4 levels, the log)')
   FROM pg_constraint AS c
  WHERE c.contype = 'f' AND c.conparentid = 0
    AND c.connamespace IN ('stig'::regnamespace, 'cve'::regnamespace, 'k9'::regnamespace)
    AND c.confrelid IN ('stig.tips'::regclass, 'cve.tips'::regclass, 'k9.tips'::regclass);
 
 -- ---------------------------------------------------------------------------------------------
--- Dropping a skill (6) must leave the other skills intact.
+-- Dropping a skill (7) must leave the other skills intact.
 --
 -- DROP SCHEMA ... CASCADE alone would drop the parents' foreign keys (they depend on every
 -- referenced partition); drop_skill detaches and drops the partitions first.
@@ -331,12 +349,13 @@ SELECT is(count(*), 12::bigint, 'and declares none twice: 4 keys for each of sti
 SET LOCAL client_min_messages = warning;  -- DROP SCHEMA ... CASCADE lists what it drops
 SELECT lives_ok($$SELECT ctxgraph.drop_skill('k9')$$, 'ctxgraph.drop_skill(''k9'') runs');
 SELECT hasnt_schema('k9', 'drop_skill removed schema k9');
-SELECT set_eq($$SELECT * FROM tests.foreign_keys('ctxgraph.tip_retrievals')$$,
-              $$VALUES ('skill', 'ctxgraph.skills', 'name'),
-                       ('skill, run_id', 'ctxgraph.runs', 'skill, id'),
-                       ('skill, attempt_id', 'ctxgraph.attempts', 'skill, id'),
-                       ('skill, tip_id', 'ctxgraph.tips', 'skill, id')$$,
-              'after dropping k9, ctxgraph.tip_retrievals still references runs, attempts and tips');
+SELECT set_eq(format('SELECT * FROM tests.foreign_keys(%L)', s || '.tip_retrievals'),
+              format($$VALUES ('skill', 'ctxgraph.skills', 'name'),
+                              ('skill, run_id', %L, 'skill, id'),
+                              ('skill, attempt_id', %L, 'skill, id'),
+                              ('skill, tip_id', %L, 'skill, id')$$, s || '.runs', s || '.attempts', s || '.tips'),
+              format('after dropping k9, %s.tip_retrievals still references its runs, attempts and tips', s))
+  FROM unnest(ARRAY['stig', 'cve']) AS s;
 SELECT set_eq($$SELECT * FROM tests.foreign_keys('ctxgraph.attempts')$$,
               $$VALUES ('skill', 'ctxgraph.skills', 'name'),
                        ('skill, run_id', 'ctxgraph.runs', 'skill, id'),

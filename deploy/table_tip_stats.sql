@@ -574,7 +574,10 @@ BEGIN
      ORDER BY s.tip_id
        FOR UPDATE;
 
-    WITH thresholds AS (
+    -- The thresholds read once (MATERIALIZED): inlined, the CTE put ctxgraph.param() (plpgsql,
+    -- STABLE) into every row's follow_decision arguments, which both called it per row and kept
+    -- the planner from inlining follow_decision (IMMUTABLE) itself.
+    WITH thresholds AS MATERIALIZED (
         SELECT ctxgraph.param('follow.emb_threshold') AS emb, ctxgraph.param('follow.probability_threshold') AS probability
     ),
     changes AS (

@@ -93,6 +93,36 @@ UPDATE ctxgraph.tip_retrievals AS r
  WHERE r.skill = %s AND r.id = v.id AND r.tip_followed_computed_at IS NULL
 """
 
+# The write-back's floor: the scorer's UPDATE (triggers off) and then one primary-key UPDATE of every
+# pair, (tip, rule) and tip row its scored rows touch, each moved by a constant: what any exact
+# maintenance of those three levels must write at least, with nothing computed. Rolled back.
+SCORER_LEVEL_FLOOR = """
+WITH touched AS MATERIALIZED (
+    SELECT r.tip_id, coalesce(r.attempt_id, -r.id) AS attempt_key, r.rule_id
+      FROM ctxgraph.tip_retrievals AS r
+     WHERE r.skill = %(skill)s AND r.id = ANY (%(ids)s::bigint[]) AND r.outcome_value IS NOT NULL
+),
+pairs AS (
+    UPDATE ctxgraph.tip_attempt_stats AS a SET weight_sum = a.weight_sum + 0.5
+      FROM (SELECT DISTINCT t.tip_id, t.attempt_key FROM touched AS t) AS t
+     WHERE a.skill = %(skill)s AND a.tip_id = t.tip_id AND a.attempt_key = t.attempt_key
+    RETURNING 1
+),
+rules AS (
+    UPDATE ctxgraph.tip_rule_stats AS s SET followed_n = s.followed_n + 0.5
+      FROM (SELECT DISTINCT t.tip_id, t.rule_id FROM touched AS t) AS t
+     WHERE s.skill = %(skill)s AND s.tip_id = t.tip_id AND s.rule_id = t.rule_id
+    RETURNING 1
+),
+tips AS (
+    UPDATE ctxgraph.tip_stats AS s SET followed = s.followed + 1
+      FROM (SELECT DISTINCT t.tip_id FROM touched AS t) AS t
+     WHERE s.skill = %(skill)s AND s.tip_id = t.tip_id
+    RETURNING 1
+)
+SELECT (SELECT count(*) FROM pairs), (SELECT count(*) FROM rules), (SELECT count(*) FROM tips)
+"""
+
 # The tables whose user (statement) triggers maintain tip_stats: the parents fire for statements
 # aimed at ctxgraph.*, the partitions for statements aimed at stig.*.
 TRIGGER_TABLES = ("ctxgraph.tip_retrievals", "stig.tip_retrievals", "ctxgraph.attempts", "stig.attempts")
@@ -290,23 +320,31 @@ def measure_writes(conn: psycopg.Connection, phase: str, plan: list[tuple[str, l
 
     # The scorer batch: args.scorer_rows unscored rows of one run per repetition, written and rolled
     # back, with and without the triggers (the same rows both ways, alternating which goes first).
-    s_with: list[float] = []
-    s_without: list[float] = []
+    # A third way, the floor (SCORER_LEVEL_FLOOR): the same UPDATE without the triggers, then one
+    # keyed update of each level row it touches. The three ways take turns going first.
+    times: dict[str, list[float]] = {"with": [], "without": [], "floor": []}
     tips_touched: list[int] = []
+    floor_rows: list[tuple[int, int, int]] = []
     for i, (ids, llm, emb, stamp) in enumerate(batches):
         tips_touched.append(conn.execute(
             "SELECT count(DISTINCT tip_id) FROM stig.tip_retrievals WHERE id = ANY (%s::bigint[])", (ids,)).fetchone()[0])
-        for triggers in ((True, False) if i % 2 == 0 else (False, True)):
+        ways = ["with", "without", "floor"]
+        for way in ways[i % 3:] + ways[:i % 3]:
             with conn.transaction(force_rollback=True):
-                if not triggers:
+                if way != "with":
                     set_triggers(conn, False)
-                ms, cur = timed(lambda: conn.execute(SCORER_UPDATE, (ids, llm, emb, stamp, SKILL)))
+                t0 = time.perf_counter()
+                cur = conn.execute(SCORER_UPDATE, (ids, llm, emb, stamp, SKILL))
                 assert cur.rowcount == len(ids), cur.rowcount
-            (s_with if triggers else s_without).append(ms)
+                if way == "floor":
+                    floor_rows.append(conn.execute(SCORER_LEVEL_FLOOR, {"skill": SKILL, "ids": ids}).fetchone())
+                times[way].append((time.perf_counter() - t0) * 1000.0)
     out["d_scorer_rows"] = len(batches[0][0])
     out["d_scorer_tips_touched"] = statistics.median(tips_touched)
-    out["d_scorer_with_triggers"] = summary(s_with)
-    out["d_scorer_without_triggers"] = summary(s_without)
+    out["d_scorer_with_triggers"] = summary(times["with"])
+    out["d_scorer_without_triggers"] = summary(times["without"])
+    out["d_scorer_level_floor"] = summary(times["floor"])
+    out["d_scorer_level_floor_rows"] = [statistics.median(r[k] for r in floor_rows) for k in range(3)]
 
     # A full rebuild: what ctxgraph.refresh_tip_stats('stig') costs on this log (the parameters
     # trigger runs it when a follow.* coefficient changes). Once, in the [leaf] state a deployment
@@ -528,6 +566,20 @@ def measure_ingest(args: argparse.Namespace, rng: random.Random, workdir: Path) 
         out["bulk_load"] = summary(bulk)
         out["bulk_parse"] = summary(staging)
 
+        # The floor beside it: the same load with no trigger and no foreign-key check
+        # (session_replication_role = replica, a superuser's setting), so that only the log's rows,
+        # its indexes and the loader's own parsing, checks and staging remain: the most any load
+        # that keeps those could reach. Not measured without superuser rights.
+        if conn.execute("SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user").fetchone()[0]:
+            floor = []
+            for _ in range(args.ingest_reps):
+                with conn.transaction(force_rollback=True):
+                    conn.execute("SET LOCAL session_replication_role = replica")
+                    ms, loaded = timed(lambda: loader.load_run(conn, "stig", bulk_log, refs))
+                assert loaded == [loader.RunLoaded("bench-ingest-bulk", len(plan), len(rows))], loaded
+                floor.append(ms)
+            out["bulk_floor"] = summary(floor)
+
         print("bench: [ingest] ctxgraph load --per-call ...", file=sys.stderr, flush=True)
         with conn.transaction(force_rollback=True):
             ms, _ = timed(lambda: loader.load_run(conn, "stig", call_log, refs, bulk=False))
@@ -559,6 +611,9 @@ def measure_ingest(args: argparse.Namespace, rng: random.Random, workdir: Path) 
     out["copy_indexed_rate"] = out["retrievals"] / (out["copy_indexed"]["median_ms"] / 1000.0)
     out["per_call_rate"] = out["per_call_retrievals"] / (out["per_call_load_ms"] / 1000.0)
     out["bulk_share_of_copy"] = out["bulk_rate"] / out["copy_plain_rate"]
+    if "bulk_floor" in out:
+        out["bulk_floor_rate"] = out["retrievals"] / (out["bulk_floor"]["median_ms"] / 1000.0)
+        out["bulk_floor_share_of_copy"] = out["bulk_floor_rate"] / out["copy_plain_rate"]
     return out
 
 

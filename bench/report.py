@@ -94,6 +94,14 @@ def report(r: dict[str, Any], load_mode: str, elapsed: int) -> str:
         cells.append(f"{ms(a) + ' / ' + ms(b) + ' = ' + format(a / b, ',.1f') + 'x':>27}")
     label = f"scorer UPDATE of {leaf['d_scorer_rows']:,} rows (~{int(leaf['d_scorer_tips_touched']):,} tips)"
     lines.append(f"  {label:<50} {leaf['d_scorer_with_triggers']['n']:>4} " + " ".join(cells))
+    if all("d_scorer_level_floor" in p for p in both):
+        cells = []
+        for p in both:
+            a, b = p["d_scorer_level_floor"]["median_ms"], p["d_scorer_without_triggers"]["median_ms"]
+            cells.append(f"{ms(a) + ' / ' + ms(b) + ' = ' + format(a / b, ',.1f') + 'x':>27}")
+        pairs, rules, tips = (int(v) for v in leaf["d_scorer_level_floor_rows"])
+        label = f"  its floor: + one keyed UPDATE per level row ({pairs:,}/{rules:,}/{tips:,})"
+        lines.append(f"  {label:<50} {leaf['d_scorer_level_floor']['n']:>4} " + " ".join(cells))
     rebuild_label = ("full rebuild (refresh_tip_stats), at the load" if leaf.get("e_full_refresh_at_load")
                      else "full rebuild, refresh_tip_stats(stig), once")
     lines.append(f"  {rebuild_label:<50} {1:>4} "
@@ -149,6 +157,10 @@ def eviction_report(r: dict[str, Any]) -> list[str]:
     label = "one attempt's write path, triggers / none ([leaf] / [parents])"
     lines.append(f"  {label:<63} {'<= 2x':>10} {writes:>12}")
     lines.append(f"  {'scorer write-back of 3,500 rows, the same':<63} {'<= 2x':>10} {scorer:>12}")
+    if all("d_scorer_level_floor" in p for p in phases):
+        floor = " / ".join(format(p["d_scorer_level_floor"]["median_ms"]
+                                  / p["d_scorer_without_triggers"]["median_ms"], ".1f") + "x" for p in phases)
+        lines.append(f"  {'  its floor: the UPDATE + one keyed UPDATE per touched level row':<63} {'':>10} {floor:>12}")
     lines.append(f"  {'evict_tips dry run (goal stated for 10M rows)':<63} {'<= 5 s':>10} "
                  f"{ms(e['dry_run']['median_ms']):>12}")
     if "audit_ms" in e:
@@ -171,6 +183,11 @@ def ingest_report(g: dict[str, Any]) -> str:
                  f"{rate(g['bulk_rate']):>14}  >= 10% of unindexed COPY: {100 * share:.1f}% "
                  f"({'met' if share >= 0.10 else 'NOT met'})")
     lines.append(f"  {'  of which reading and checking the JSONL in Python':<58} {ms(g['bulk_parse']['median_ms']):>10}")
+    if "bulk_floor" in g:
+        lines.append(f"  {'the same load, no trigger and no key check (the floor)':<58} "
+                     f"{ms(g['bulk_floor']['median_ms']):>10} {rate(g['bulk_floor_rate']):>14}  "
+                     f"{100 * g['bulk_floor_share_of_copy']:.1f}% of unindexed COPY: the most a load keeping "
+                     f"the log's indexes and the loader's checks reaches")
     label = f"ctxgraph load --per-call ({g['per_call_attempts']:,} attempts, 4 calls each)"
     lines.append(f"  {label:<58} {ms(g['per_call_load_ms']):>10} {rate(g['per_call_rate']):>14}  "
                  f"bulk is {g['bulk_rate'] / g['per_call_rate']:,.0f}x faster")

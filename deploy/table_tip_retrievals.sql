@@ -6,11 +6,12 @@
 -- (stig.tip_retrievals to stig.runs, stig.attempts and stig.tips), as the maintained levels' keys
 -- already are (_skill_partition_keys), instead of between the parents. Every row written to the
 -- log is checked against three of them, and a check through a partitioned parent is a generic plan
--- pruned at run time: on the 1M-row bench log the bulk load of a 50,000-retrieval run log took
--- 8.7 s with the parents' keys and 6.2 s with the partitions' (one write-path attempt 5.2 ms against
--- 4.8 ms). Each key carries skill, the partition key on both sides, so the rows allowed are the
--- same; the key into the skills registry (a plain table) stays on the parent, as do the keys of
--- attempts.
+-- pruned at run time, planned on the parent's statistics, which autovacuum never gathers. On the
+-- 1M-row bench log so left, the bulk load of a 50,000-retrieval run log took 8.7 and 9.1 s with the
+-- parents' keys, 6.0 and 6.5 s with the partitions' (one write-path attempt 5.9 / 5.5 ms against
+-- 4.5 / 4.7 ms); with the parents analyzed by hand, 6.7 against 6.5 s (5.6 against 4.5 ms). Each
+-- key carries skill, the partition key on both sides, so the rows allowed are the same; the key
+-- into the skills registry (a plain table) stays on the parent, as do the keys of attempts.
 BEGIN;
 
 CREATE OR REPLACE FUNCTION ctxgraph._skill_partition_keys()

@@ -319,9 +319,9 @@ def measure_writes(conn: psycopg.Connection, phase: str, plan: list[tuple[str, l
     out["d_write_without_triggers"] = {k: summary(v) for k, v in no_trig.items()}
 
     # The scorer batch: args.scorer_rows unscored rows of one run per repetition, written and rolled
-    # back, with and without the triggers (the same rows both ways, alternating which goes first).
-    # A third way, the floor (SCORER_LEVEL_FLOOR): the same UPDATE without the triggers, then one
-    # keyed update of each level row it touches. The three ways take turns going first.
+    # back three ways: with the triggers, without them, and the floor (SCORER_LEVEL_FLOOR: the
+    # UPDATE without the triggers, then one keyed update of each level row it touches). The same
+    # rows every way; the ways take turns going first.
     times: dict[str, list[float]] = {"with": [], "without": [], "floor": []}
     tips_touched: list[int] = []
     floor_rows: list[tuple[int, int, int]] = []

@@ -100,7 +100,7 @@ def report(r: dict[str, Any], load_mode: str, elapsed: int) -> str:
             a, b = p["d_scorer_level_floor"]["median_ms"], p["d_scorer_without_triggers"]["median_ms"]
             cells.append(f"{ms(a) + ' / ' + ms(b) + ' = ' + format(a / b, ',.1f') + 'x':>27}")
         pairs, rules, tips = (int(v) for v in leaf["d_scorer_level_floor_rows"])
-        label = f"  its floor: + one keyed UPDATE per level row ({pairs:,}/{rules:,}/{tips:,})"
+        label = f"  its floor (+ {pairs:,}/{rules:,}/{tips:,} keyed UPDATEs)"
         lines.append(f"  {label:<50} {leaf['d_scorer_level_floor']['n']:>4} " + " ".join(cells))
     rebuild_label = ("full rebuild (refresh_tip_stats), at the load" if leaf.get("e_full_refresh_at_load")
                      else "full rebuild, refresh_tip_stats(stig), once")
@@ -160,7 +160,7 @@ def eviction_report(r: dict[str, Any]) -> list[str]:
     if all("d_scorer_level_floor" in p for p in phases):
         floor = " / ".join(format(p["d_scorer_level_floor"]["median_ms"]
                                   / p["d_scorer_without_triggers"]["median_ms"], ".1f") + "x" for p in phases)
-        lines.append(f"  {'  its floor: the UPDATE + one keyed UPDATE per touched level row':<63} {'':>10} {floor:>12}")
+        lines.append(f"  {'  its floor: the UPDATE + a keyed UPDATE per touched level row':<63} {'':>10} {floor:>12}")
     lines.append(f"  {'evict_tips dry run (goal stated for 10M rows)':<63} {'<= 5 s':>10} "
                  f"{ms(e['dry_run']['median_ms']):>12}")
     if "audit_ms" in e:

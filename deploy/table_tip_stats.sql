@@ -160,7 +160,9 @@ COMMENT ON COLUMN ctxgraph.rule_stats.harmful_attempts IS 'Those that broke the 
 GRANT SELECT ON ctxgraph.tip_attempt_stats, ctxgraph.tip_rule_stats, ctxgraph.tip_run_stats,
     ctxgraph.rule_attempt_stats, ctxgraph.rule_stats TO ctxgraph_analyst;
 
--- _tip_pair_aggregate: one (tip, attempt) pair's figures from scored_retrievals. Two index paths:
+-- _tip_pair_aggregate: one (tip, attempt) pair's figures from scored_retrievals, the definition a
+-- tip_attempt_stats row must equal (verify and the tests compare them; _tip_stats_apply computes
+-- the same for all the pairs a statement touches at once, attempt by attempt). Two index paths:
 -- an attempt's rows by (skill, attempt_id), an unlinked row by its primary key. The attempt's rows
 -- are read by attempt alone and the tip is picked from them after an OFFSET 0 fence, so that no
 -- plan can read the pair through the (skill, tip_id) index instead: a plan made before the log had
@@ -302,8 +304,10 @@ SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 DECLARE
-    moved     integer;
-    rule_keys bigint[];
+    moved        integer;
+    rule_keys    bigint[];
+    linked_keys  bigint[];  -- the touched pairs' attempts
+    unlinked_ids bigint[];  -- the touched rows without an attempt (attempt_key = -id)
 BEGIN
     -- 1. Every touched tip that still exists has a stats row; lock them in a fixed order.
     INSERT INTO ctxgraph.tip_stats AS s (skill, tip_id)
@@ -340,6 +344,9 @@ BEGIN
         RETURN moved;
     END IF;
 
+    linked_keys := ARRAY(SELECT DISTINCT u.key FROM unnest(_tip_stats_apply.attempt_keys) AS u (key) WHERE u.key > 0);
+    unlinked_ids := ARRAY(SELECT DISTINCT -u.key FROM unnest(_tip_stats_apply.attempt_keys) AS u (key) WHERE u.key < 0);
+
     -- 2. In a fresh statement: each touched pair's figures now, against the stored ones; the pair
     --    rows replaced; the (tip, rule) and (tip, run) rows and each tip moved by the difference.
     --    All parts read the same snapshot, so "stored" is every table before this statement's
@@ -353,11 +360,44 @@ BEGIN
     pairs AS (
         SELECT DISTINCT c.tip_id, c.attempt_key FROM changes AS c WHERE c.attempt_key IS NOT NULL
     ),
+    -- Each touched pair's figures as _tip_pair_aggregate defines them, for all pairs at once: the
+    -- touched attempts' rows are read once each by (skill, attempt_id) (the unlinked rows by
+    -- primary key) and grouped with the pairs themselves, so a pair with no row left gets scored 0.
+    -- One grouping of a union, not a join of the pairs to the rows: a generic plan guessing a few
+    -- rows on each side would run that join as nested loops. Pair by pair, an attempt of five tips
+    -- was read five times (250,000 rows, each with its attempt's harm looked up, for a 50,000-row
+    -- bulk load).
     fresh AS (
-        SELECT p.tip_id, p.attempt_key, agg.*
-          FROM pairs AS p
-         CROSS JOIN LATERAL ctxgraph._tip_pair_aggregate(_tip_stats_apply.skill, p.tip_id, p.attempt_key) AS agg
-         WHERE EXISTS (SELECT 1 FROM ctxgraph.tips AS t WHERE t.skill = _tip_stats_apply.skill AND t.id = p.tip_id)
+        SELECT g.tip_id, g.attempt_key, g.rule_id, g.run_id, g.scored, g.outcome_sum, g.weighted_sum, g.weight_sum,
+               g.follow_known, g.followed, g.harm, g.harmful, g.retrieved_max
+          FROM (SELECT x.tip_id, x.attempt_key, min(x.rule_id) AS rule_id, min(x.run_id) AS run_id,
+                       count(x.retrieval_id) AS scored, coalesce(sum(x.credit), 0) AS outcome_sum,
+                       coalesce(sum(x.credit * x.follow_weight), 0) AS weighted_sum,
+                       coalesce(sum(x.follow_weight), 0) AS weight_sum, count(x.followed) AS follow_known,
+                       count(*) FILTER (WHERE x.followed) AS followed,
+                       count(*) FILTER (WHERE x.followed AND x.harmful) AS harm,
+                       coalesce(bool_or(x.harmful), false) AS harmful, max(x.retrieved_at) AS retrieved_max,
+                       bool_or(x.touched) AS touched
+                  FROM (SELECT p.tip_id, p.attempt_key, true, NULL::bigint, NULL::text, NULL::text,
+                               NULL::double precision, NULL::double precision, NULL::boolean, NULL::boolean,
+                               NULL::timestamptz
+                          FROM pairs AS p
+                        UNION ALL
+                        SELECT s.tip_id, s.attempt_key, false, s.retrieval_id, s.rule_id, s.run_id, s.credit,
+                               s.follow_weight, s.followed, s.harmful, s.retrieved_at
+                          FROM ctxgraph.scored_retrievals AS s
+                         WHERE s.skill = _tip_stats_apply.skill AND s.attempt_id = ANY (linked_keys)
+                        UNION ALL
+                        SELECT s.tip_id, s.attempt_key, false, s.retrieval_id, s.rule_id, s.run_id, s.credit,
+                               s.follow_weight, s.followed, s.harmful, s.retrieved_at
+                          FROM ctxgraph.scored_retrievals AS s
+                         WHERE s.skill = _tip_stats_apply.skill AND s.retrieval_id = ANY (unlinked_ids)
+                           AND s.attempt_id IS NULL)
+                       AS x (tip_id, attempt_key, touched, retrieval_id, rule_id, run_id, credit, follow_weight,
+                             followed, harmful, retrieved_at)
+                 GROUP BY x.tip_id, x.attempt_key) AS g
+         WHERE g.touched
+           AND EXISTS (SELECT 1 FROM ctxgraph.tips AS t WHERE t.skill = _tip_stats_apply.skill AND t.id = g.tip_id)
     ),
     -- The stored rows of the touched pairs, tip-rule and tip-run rows below are each looked up by
     -- primary key, one probe per key (LATERAL ... OFFSET 0 keeps the subquery from being flattened

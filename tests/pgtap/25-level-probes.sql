@@ -6,7 +6,7 @@
 -- are analysed while empty, the session plans on that, and no write may scan a level.
 -- pg_stat_xact_user_tables counts this transaction's scans without waiting for a stats flush.
 BEGIN;
-SELECT plan(8);
+SELECT plan(9);
 
 SELECT lives_ok($$SELECT ctxgraph.add_skill('probes', 'binary', 'Level probes test skill.')$$,
                 'a new skill, its levels empty');
@@ -93,6 +93,20 @@ BEGIN
     RETURN plan;
 END $$;
 SELECT unalike(pg_temp.pair_plan(), '%tip_id_idx%', 'a pair is never read through the log''s (skill, tip_id) index');
+
+-- And a statement that touches many pairs of one attempt reads the attempt's rows once for all of
+-- them: a new outcome confidence for the wide attempt moves its 300 pairs, which read pair by pair
+-- would fetch its 300 rows 300 times.
+CREATE FUNCTION pg_temp.log_rows_read() RETURNS bigint LANGUAGE sql AS $$
+    SELECT coalesce(sum(coalesce(s.idx_tup_fetch, 0) + coalesce(s.seq_tup_read, 0)), 0)::bigint
+      FROM pg_stat_xact_user_tables AS s
+     WHERE s.relid IN (SELECT pg_temp.probe_partitions(ARRAY['ctxgraph.tip_retrievals'::regclass]))
+$$;
+CREATE TEMP TABLE log_reads_before AS SELECT pg_temp.log_rows_read() AS n;
+UPDATE ctxgraph.tip_retrievals SET outcome_confidence = 0.9
+ WHERE skill = 'probes' AND attempt_id = (SELECT id FROM wide_attempt);
+SELECT cmp_ok(pg_temp.log_rows_read() - (SELECT n FROM log_reads_before), '<', 3000::bigint,
+              'changing 300 pairs of one attempt reads its rows a few times in all, not once per pair (90,000)');
 
 -- And the levels still hold what a from-scratch computation gives (tests/fixtures/maintained_references.sql).
 SELECT set_eq($$SELECT * FROM tests.maintained_tips WHERE skill = 'probes'$$,

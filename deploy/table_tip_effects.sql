@@ -211,6 +211,8 @@ DECLARE
     tip_start   integer[];   -- each tip's units in failures are tip_start[t] .. tip_start[t + 1] - 1
     unit_att    integer[];
     unit_fd     double precision[];   -- failure * the chance the script followed the tip
+    unit_rule   integer[];            -- the unit's attempt's rule and whether it broke the system,
+    unit_health boolean[];            -- read in the sweeps without going through the attempt
     pass_delta  double precision[];   -- each tip's sum of ln(1 - failure * f) over its passes
     att_rule    integer[];
     att_outcome integer[];
@@ -228,13 +230,8 @@ DECLARE
     u           integer;
     a           integer;
     r           integer;
-    fd          double precision;
-    lo          double precision;
     m0          double precision;
-    m1          double precision;
     m           double precision;
-    l0          double precision;
-    l1          double precision;
     delta       double precision;
     nq          double precision;
     own         double precision;
@@ -263,8 +260,9 @@ BEGIN
     SELECT coalesce(array_agg(x.tip_id ORDER BY x.idx), '{}'), count(*) INTO tip_ids, n_tips FROM blame_mf_tips AS x;
     -- A pass's term in a tip's update, ln(1 - failure * f), does not move between sweeps, and no
     -- one reads a pass's factor: passes are summed once per tip, and the sweeps walk failures only.
-    SELECT coalesce(array_agg(x.idx ORDER BY bt.idx, x.idx), '{}'), coalesce(array_agg(failure * bu.f ORDER BY bt.idx, x.idx), '{}')
-      INTO unit_att, unit_fd
+    SELECT coalesce(array_agg(x.idx ORDER BY bt.idx, x.idx), '{}'), coalesce(array_agg(failure * bu.f ORDER BY bt.idx, x.idx), '{}'),
+           coalesce(array_agg(x.rule_idx ORDER BY bt.idx, x.idx), '{}'), coalesce(array_agg(x.outcome = 2 ORDER BY bt.idx, x.idx), '{}')
+      INTO unit_att, unit_fd, unit_rule, unit_health
       FROM blame_units AS bu
       JOIN blame_mf_tips AS bt ON bt.tip_id = bu.tip_id
       JOIN blame_mf_attempts AS x ON x.attempt_key = bu.attempt_key
@@ -304,24 +302,22 @@ BEGIN
         -- Each tip in turn: prior log odds plus, over its attempts, log L(misleading) - log L(not).
         FOR t IN 1 .. n_tips LOOP
             delta := pass_delta[t];
+            old := q[t];
+            -- Per unit: M without this tip (m0) and with it misleading (m0 (1 - f d)), and the
+            -- log ratio of the failure's likelihood under the two, L = (1 - M) h + M (1 - g) eps
+            -- for a health failure and (1 - M) (1 - h) + M (1 - g) (1 - eps) for a clean one. Two
+            -- statements a unit: this loop is most of the fit's time, and a PL/pgSQL statement
+            -- costs more than the arithmetic in it.
             FOR u IN tip_start[t] .. tip_start[t + 1] - 1 LOOP
-                a := unit_att[u];
-                fd := unit_fd[u];
-                r := att_rule[a];
-                lo := log_m[a] - ln(1 - fd * q[t]);
-                m0 := exp(greatest(lo, -700));
-                m1 := m0 * (1 - fd);
-                IF att_outcome[a] = 2 THEN
-                    l0 := (1 - m0) * h[r] + m0 * (1 - g[r]) * eps;
-                    l1 := (1 - m1) * h[r] + m1 * (1 - g[r]) * eps;
-                ELSE
-                    l0 := (1 - m0) * (1 - h[r]) + m0 * (1 - g[r]) * (1 - eps);
-                    l1 := (1 - m1) * (1 - h[r]) + m1 * (1 - g[r]) * (1 - eps);
-                END IF;
-                delta := delta + ln(l1 + 1e-300) - ln(l0 + 1e-300);
+                m0 := exp(greatest(log_m[unit_att[u]] - ln(1 - unit_fd[u] * old), -700));
+                delta := CASE WHEN unit_health[u]
+                    THEN delta + ln((1 - m0 * (1 - unit_fd[u])) * h[unit_rule[u]] + m0 * (1 - unit_fd[u]) * (1 - g[unit_rule[u]]) * eps + 1e-300)
+                               - ln((1 - m0) * h[unit_rule[u]] + m0 * (1 - g[unit_rule[u]]) * eps + 1e-300)
+                    ELSE delta + ln((1 - m0 * (1 - unit_fd[u])) * (1 - h[unit_rule[u]]) + m0 * (1 - unit_fd[u]) * (1 - g[unit_rule[u]]) * (1 - eps) + 1e-300)
+                               - ln((1 - m0) * (1 - h[unit_rule[u]]) + m0 * (1 - g[unit_rule[u]]) * (1 - eps) + 1e-300)
+                    END;
             END LOOP;
             nq := 1 / (1 + exp(least(greatest(-(ln(pi / (1 - pi)) + delta), -700), 700)));
-            old := q[t];
             -- A tip that turns back (its neighbours or its rule answered its last move) takes half
             -- the step it took: on evidence this strong the new value is a step function of the
             -- others', and full steps would swing a tip on its edge from end to end for ever. In the
@@ -1325,11 +1321,13 @@ BEGIN
                         prob := 1 / (1 + exp(-least(greatest(eta_of[i], -30), 30)));
                         wgt := greatest(prob * (1 - prob), 1e-9);
                         work := targets[i] - prob;
+                        -- The lower triangle only (an attempt's entries come in column order), which
+                        -- is all _ridge_step and _ridge_solve read: half the products, one statement each.
                         FOR k IN q .. m - 1 LOOP
                             score[entry_local[k]] := score[entry_local[k]] + entry_value[k] * work;
-                            FOR lk IN q .. m - 1 LOOP
-                                j := (entry_local[k] - 1) * nb + entry_local[lk];
-                                info[j] := info[j] + wgt * entry_value[k] * entry_value[lk];
+                            FOR lk IN k .. m - 1 LOOP
+                                info[(entry_local[lk] - 1) * nb + entry_local[k]] :=
+                                    info[(entry_local[lk] - 1) * nb + entry_local[k]] + wgt * entry_value[lk] * entry_value[k];
                             END LOOP;
                         END LOOP;
                         q := m;
@@ -1396,11 +1394,12 @@ BEGIN
                 prob := 1 / (1 + exp(-least(greatest(eta, -30), 30)));
                 wgt := greatest(prob * (1 - prob), 1e-9);
                 work := wgt * eta + (targets[i] - prob);   -- w * zeta
+                -- The lower triangle only, as in the blockwise fit (a row's entries come in column order).
                 FOR k IN row_start[i] .. row_start[i + 1] - 1 LOOP
                     score[col_index[k]] := score[col_index[k]] + col_value[k] * work;
-                    FOR m IN row_start[i] .. row_start[i + 1] - 1 LOOP
-                        j := (col_index[k] - 1) * p + col_index[m];
-                        info[j] := info[j] + wgt * col_value[k] * col_value[m];
+                    FOR m IN k .. row_start[i + 1] - 1 LOOP
+                        info[(col_index[m] - 1) * p + col_index[k]] :=
+                            info[(col_index[m] - 1) * p + col_index[k]] + wgt * col_value[m] * col_value[k];
                     END LOOP;
                 END LOOP;
             END LOOP;

@@ -11,6 +11,13 @@ SELECT 1 / (count(*) = (SELECT count(*) FROM ctxgraph.skills) + 1)::int
  WHERE c.relname = 'scored_retrievals'
    AND (SELECT a.attname FROM pg_catalog.pg_attribute AS a
          WHERE a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum DESC LIMIT 1) = 'follow_probability';
+-- follow_weight joins ctxgraph.parameters by name: the join keeps every retrieval once only while
+-- name is the table's key.
+SELECT 1 / count(*)::int
+  FROM pg_catalog.pg_constraint AS c
+ WHERE c.conrelid = 'ctxgraph.parameters'::regclass AND c.contype = 'p'
+   AND c.conkey = ARRAY[(SELECT a.attnum FROM pg_catalog.pg_attribute AS a
+                          WHERE a.attrelid = 'ctxgraph.parameters'::regclass AND a.attname = 'name')];
 SELECT 1 / has_table_privilege('ctxgraph_ranker', 'ctxgraph.scored_retrievals', 'SELECT')::int;
 SELECT 1 / has_table_privilege('ctxgraph_analyst', 'stig.scored_retrievals', 'SELECT')::int;
 SELECT 1 / (NOT has_table_privilege('ctxgraph_writer', 'ctxgraph.scored_retrievals', 'SELECT'))::int;

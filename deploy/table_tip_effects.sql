@@ -1134,6 +1134,9 @@ DECLARE
     entry_local integer[];
     entry_value double precision[];
     block_entry_start integer[];
+    group_start integer[];
+    block_group_start integer[];
+    grp         integer;
     eta_of      double precision[];
     variance    double precision[];
     b           integer;
@@ -1241,7 +1244,10 @@ BEGIN
         UNION ALL
         SELECT att.r, 1, tc.col, u.w
           FROM att JOIN effect_units AS u ON u.attempt_key = att.attempt_key
-          JOIN tip_col AS tc ON tc.tip_id = u.tip_id;
+          JOIN tip_col AS tc ON tc.tip_id = u.tip_id
+         -- A tip the script ignored (weight 0) adds exactly nothing to the attempt's predictor,
+         -- score or information, so its entry is left out: 43% of the bench's 1M-row log's units.
+         WHERE u.w <> 0;
         targets := ARRAY(SELECT a.target FROM effect_attempts AS a WHERE a.rule_id = ANY (rules) ORDER BY a.attempt_key);
         n_attempts := cardinality(targets);
         SELECT array_agg(d.col ORDER BY d.r, d.pos, d.col), array_agg(d.val ORDER BY d.r, d.pos, d.col)
@@ -1296,6 +1302,19 @@ BEGIN
                                                 GROUP BY cb.block) AS c
                                         ORDER BY c.block)
                                  || (cardinality(entry_att) + 1);
+            -- The same entries as groups of one attempt each, found once here rather than by a
+            -- scan in every sweep: group g is entries group_start[g] .. group_start[g + 1] - 1,
+            -- and block b's groups are block_group_start[b] .. block_group_start[b + 1] - 1.
+            group_start := ARRAY(SELECT e.k::integer
+                                   FROM (SELECT u.k, u.att, lag(u.att) OVER (ORDER BY u.k) AS previous
+                                           FROM unnest(entry_att) WITH ORDINALITY AS u (att, k)) AS e
+                                  WHERE e.previous IS DISTINCT FROM e.att
+                                     OR e.k IN (SELECT bs FROM unnest(block_entry_start) AS bs)
+                                  ORDER BY e.k)
+                           || (cardinality(entry_att) + 1);
+            block_group_start := ARRAY(SELECT gs.n::integer FROM unnest(group_start) WITH ORDINALITY AS gs (k, n)
+                                        WHERE gs.k IN (SELECT bs FROM unnest(block_entry_start) AS bs)
+                                        ORDER BY gs.n);
 
             theta := array_fill(0.0::double precision, ARRAY[p]);
             variance := array_fill(0.0::double precision, ARRAY[p]);
@@ -1311,13 +1330,10 @@ BEGIN
                     nb := block_col_start[b + 1] - block_col_start[b];
                     info := array_fill(0.0::double precision, ARRAY[nb * nb]);
                     score := array_fill(0.0::double precision, ARRAY[nb]);
-                    q := block_entry_start[b];
-                    WHILE q < block_entry_start[b + 1] LOOP
+                    FOR grp IN block_group_start[b] .. block_group_start[b + 1] - 1 LOOP
+                        q := group_start[grp];
+                        m := group_start[grp + 1];
                         i := entry_att[q];
-                        m := q;
-                        WHILE m < block_entry_start[b + 1] AND entry_att[m] = i LOOP
-                            m := m + 1;
-                        END LOOP;
                         prob := 1 / (1 + exp(-least(greatest(eta_of[i], -30), 30)));
                         wgt := greatest(prob * (1 - prob), 1e-9);
                         work := targets[i] - prob;
@@ -1330,7 +1346,6 @@ BEGIN
                                     info[(entry_local[lk] - 1) * nb + entry_local[k]] + wgt * entry_value[lk] * entry_value[k];
                             END LOOP;
                         END LOOP;
-                        q := m;
                     END LOOP;
                     FOR lk IN 1 .. nb LOOP
                         col := block_cols[block_col_start[b] + lk - 1];

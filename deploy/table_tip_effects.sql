@@ -49,7 +49,9 @@ COMMENT ON COLUMN ctxgraph.tip_effects.parameters IS
 
 -- _ridge_step: x = A^-1 b for a symmetric positive definite n x n matrix A (row-major, flat), by
 -- Cholesky; _ridge_solve without the inverse's diagonal, which costs as much again and which the
--- blockwise fit needs once, not at every step. Private.
+-- blockwise fit needs once, not at every step. Private. Like _ridge_solve it reads the diagonal
+-- and the lower triangle only, and refresh_tip_effects fills no more of A than that
+-- (21-effects-blockwise holds both functions to it).
 CREATE FUNCTION ctxgraph._ridge_step(a double precision[], b double precision[], n integer)
 RETURNS double precision[]
 LANGUAGE plpgsql IMMUTABLE STRICT
@@ -99,7 +101,7 @@ END
 $$;
 
 COMMENT ON FUNCTION ctxgraph._ridge_step(double precision[], double precision[], integer) IS
-    'Private: solves A x = b for a symmetric positive definite A (row-major flat array) by Cholesky.';
+    'Private: solves A x = b for a symmetric positive definite A (row-major flat array, read on and below the diagonal only) by Cholesky.';
 REVOKE ALL ON FUNCTION ctxgraph._ridge_step(double precision[], double precision[], integer) FROM PUBLIC;
 
 -- _follow_chance: the chance that the script followed the tip, given a verdict right with

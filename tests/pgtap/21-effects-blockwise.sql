@@ -4,7 +4,7 @@
 -- is fitted exactly first, then again with effects.max_component_tips at 1, which sends every group
 -- to the blockwise path.
 BEGIN;
-SELECT plan(16);
+SELECT plan(18);
 
 -- One attempt per run (every pass a first-try 1.0, every fail 0.0); the judge's verdict per tip:
 -- followed when in the followed list.
@@ -98,6 +98,15 @@ SELECT is((SELECT bool_and((e.parameters->>'iterations')::integer = 1) FROM ctxg
 UPDATE ctxgraph.parameters SET value = 0 WHERE name = 'effects.max_sweeps';
 SELECT throws_ok($$SELECT ctxgraph.refresh_tip_effects('stig', '2026-12-01')$$, '22023', NULL,
                  'effects.max_sweeps below 1 is refused (22023)');
+
+-- refresh_tip_effects fills its information matrices on and below the diagonal only: the solvers
+-- must answer the same with the upper triangle zeroed as with the whole symmetric matrix.
+SELECT is(ctxgraph._ridge_step(ARRAY[4, 0, 0, 2, 5, 0, 1, 3, 6]::double precision[], ARRAY[1, 2, 3]::double precision[], 3),
+          ctxgraph._ridge_step(ARRAY[4, 2, 1, 2, 5, 3, 1, 3, 6]::double precision[], ARRAY[1, 2, 3]::double precision[], 3),
+          '_ridge_step reads only the lower triangle of A');
+SELECT is(ctxgraph._ridge_solve(ARRAY[4, 0, 0, 2, 5, 0, 1, 3, 6]::double precision[], ARRAY[1, 2, 3]::double precision[], 3),
+          ctxgraph._ridge_solve(ARRAY[4, 2, 1, 2, 5, 3, 1, 3, 6]::double precision[], ARRAY[1, 2, 3]::double precision[], 3),
+          '_ridge_solve reads only the lower triangle of A');
 
 SELECT * FROM finish();
 ROLLBACK;

@@ -306,7 +306,8 @@ AS $$
 DECLARE
     moved        integer;
     rule_keys    bigint[];
-    linked_keys  bigint[];  -- the touched pairs' attempts
+    pair_keys    bigint[];  -- the touched pairs' attempt keys
+    linked_keys  bigint[];  -- those that are attempts
     unlinked_ids bigint[];  -- the touched rows without an attempt (attempt_key = -id)
 BEGIN
     -- 1. Every touched tip that still exists has a stats row; lock them in a fixed order.
@@ -344,8 +345,9 @@ BEGIN
         RETURN moved;
     END IF;
 
-    linked_keys := ARRAY(SELECT DISTINCT u.key FROM unnest(_tip_stats_apply.attempt_keys) AS u (key) WHERE u.key > 0);
-    unlinked_ids := ARRAY(SELECT DISTINCT -u.key FROM unnest(_tip_stats_apply.attempt_keys) AS u (key) WHERE u.key < 0);
+    pair_keys := ARRAY(SELECT DISTINCT u.key FROM unnest(_tip_stats_apply.attempt_keys) AS u (key) WHERE u.key IS NOT NULL);
+    linked_keys := ARRAY(SELECT k.key FROM unnest(pair_keys) AS k (key) WHERE k.key > 0);
+    unlinked_ids := ARRAY(SELECT -k.key FROM unnest(pair_keys) AS k (key) WHERE k.key < 0);
 
     -- 2. In a fresh statement: each touched pair's figures now, against the stored ones; the pair
     --    rows replaced; the (tip, rule) and (tip, run) rows and each tip moved by the difference.
@@ -360,16 +362,20 @@ BEGIN
     pairs AS (
         SELECT DISTINCT c.tip_id, c.attempt_key FROM changes AS c WHERE c.attempt_key IS NOT NULL
     ),
-    -- Each touched pair's figures as _tip_pair_aggregate defines them, for all pairs at once: the
-    -- touched attempts' rows are read once each by (skill, attempt_id) (the unlinked rows by
-    -- primary key) and grouped with the pairs themselves, so a pair with no row left gets scored 0.
-    -- One grouping of a union, not a join of the pairs to the rows: a generic plan guessing a few
-    -- rows on each side would run that join as nested loops. Pair by pair, an attempt of five tips
-    -- was read five times (250,000 rows, each with its attempt's harm looked up, for a 50,000-row
-    -- bulk load).
-    fresh AS (
-        SELECT g.tip_id, g.attempt_key, g.rule_id, g.run_id, g.scored, g.outcome_sum, g.weighted_sum, g.weight_sum,
-               g.follow_known, g.followed, g.harm, g.harmful, g.retrieved_max
+    -- Each touched pair's figures as _tip_pair_aggregate defines them (fresh) beside its stored row
+    -- (o_*), for all pairs at once: the touched attempts' rows are read once each by
+    -- (skill, attempt_id) (the unlinked rows by primary key), their stored pairs once each by
+    -- (skill, attempt_key), and both are grouped with the pairs themselves, so a pair with no row
+    -- left gets scored 0 and a pair never stored gets no o_* figures. One grouping of a union, not
+    -- joins of the pairs to the rows and to the stored pairs: a generic plan guessing a few rows on
+    -- each side would run those joins as nested loops. Pair by pair, an attempt of five tips was
+    -- read five times (250,000 rows, each with its attempt's harm looked up, for a 50,000-row bulk
+    -- load), and a bulk load's new pairs were each probed for a stored row that cannot be there
+    -- (50,000 probes; an attempt's stored pairs are one probe of the attempt index).
+    grouped AS (
+        SELECT g.*,
+               EXISTS (SELECT 1 FROM ctxgraph.tips AS t WHERE t.skill = _tip_stats_apply.skill AND t.id = g.tip_id)
+                   AS tip_exists
           FROM (SELECT x.tip_id, x.attempt_key, min(x.rule_id) AS rule_id, min(x.run_id) AS run_id,
                        count(x.retrieval_id) AS scored, coalesce(sum(x.credit), 0) AS outcome_sum,
                        coalesce(sum(x.credit * x.follow_weight), 0) AS weighted_sum,
@@ -377,41 +383,57 @@ BEGIN
                        count(*) FILTER (WHERE x.followed) AS followed,
                        count(*) FILTER (WHERE x.followed AND x.harmful) AS harm,
                        coalesce(bool_or(x.harmful), false) AS harmful, max(x.retrieved_at) AS retrieved_max,
-                       bool_or(x.touched) AS touched
-                  FROM (SELECT p.tip_id, p.attempt_key, true, NULL::bigint, NULL::text, NULL::text,
+                       bool_or(x.touched) AS touched, bool_or(x.stored) AS stored,
+                       -- the stored row's figures: a pair has at most one, which max() passes on as it is
+                       min(x.o_rule_id) AS o_rule_id, min(x.o_run_id) AS o_run_id, max(x.o_scored) AS o_scored,
+                       max(x.o_outcome_sum) AS o_outcome_sum, max(x.o_weighted_sum) AS o_weighted_sum,
+                       max(x.o_weight_sum) AS o_weight_sum, max(x.o_follow_known) AS o_follow_known,
+                       max(x.o_followed) AS o_followed, max(x.o_harm) AS o_harm, bool_or(x.o_harmful) AS o_harmful
+                  FROM (SELECT p.tip_id, p.attempt_key, true, false, NULL::bigint, NULL::text, NULL::text,
                                NULL::double precision, NULL::double precision, NULL::boolean, NULL::boolean,
-                               NULL::timestamptz
+                               NULL::timestamptz, NULL::text, NULL::text, NULL::bigint, NULL::double precision,
+                               NULL::double precision, NULL::double precision, NULL::bigint, NULL::bigint,
+                               NULL::bigint, NULL::boolean
                           FROM pairs AS p
                         UNION ALL
-                        SELECT s.tip_id, s.attempt_key, false, s.retrieval_id, s.rule_id, s.run_id, s.credit,
-                               s.follow_weight, s.followed, s.harmful, s.retrieved_at
+                        SELECT s.tip_id, s.attempt_key, false, false, s.retrieval_id, s.rule_id, s.run_id, s.credit,
+                               s.follow_weight, s.followed, s.harmful, s.retrieved_at, NULL, NULL, NULL, NULL, NULL,
+                               NULL, NULL, NULL, NULL, NULL
                           FROM ctxgraph.scored_retrievals AS s
                          WHERE s.skill = _tip_stats_apply.skill AND s.attempt_id = ANY (linked_keys)
                         UNION ALL
-                        SELECT s.tip_id, s.attempt_key, false, s.retrieval_id, s.rule_id, s.run_id, s.credit,
-                               s.follow_weight, s.followed, s.harmful, s.retrieved_at
+                        SELECT s.tip_id, s.attempt_key, false, false, s.retrieval_id, s.rule_id, s.run_id, s.credit,
+                               s.follow_weight, s.followed, s.harmful, s.retrieved_at, NULL, NULL, NULL, NULL, NULL,
+                               NULL, NULL, NULL, NULL, NULL
                           FROM ctxgraph.scored_retrievals AS s
                          WHERE s.skill = _tip_stats_apply.skill AND s.retrieval_id = ANY (unlinked_ids)
-                           AND s.attempt_id IS NULL)
-                       AS x (tip_id, attempt_key, touched, retrieval_id, rule_id, run_id, credit, follow_weight,
-                             followed, harmful, retrieved_at)
+                           AND s.attempt_id IS NULL
+                        UNION ALL
+                        SELECT a.tip_id, a.attempt_key, false, true, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
+                               a.rule_id, a.run_id, a.scored, a.outcome_sum, a.weighted_sum, a.weight_sum,
+                               a.follow_known, a.followed, a.harm, a.harmful
+                          FROM ctxgraph.tip_attempt_stats AS a
+                         WHERE a.skill = _tip_stats_apply.skill AND a.attempt_key = ANY (pair_keys))
+                       AS x (tip_id, attempt_key, touched, stored, retrieval_id, rule_id, run_id, credit, follow_weight,
+                             followed, harmful, retrieved_at, o_rule_id, o_run_id, o_scored, o_outcome_sum,
+                             o_weighted_sum, o_weight_sum, o_follow_known, o_followed, o_harm, o_harmful)
                  GROUP BY x.tip_id, x.attempt_key) AS g
          WHERE g.touched
-           AND EXISTS (SELECT 1 FROM ctxgraph.tips AS t WHERE t.skill = _tip_stats_apply.skill AND t.id = g.tip_id)
     ),
-    -- The stored rows of the touched pairs, tip-rule and tip-run rows below are each looked up by
-    -- primary key, one probe per key (LATERAL ... OFFSET 0 keeps the subquery from being flattened
-    -- into a join). The plan is generic: as a join, with the partitioned parents unanalysed (what
-    -- autovacuum leaves), it estimated hundreds of rows for an attempt's five pairs and hashed the
-    -- skill's whole tip_rule_stats (39,319 rows at 1M retrievals, 8 ms of a 12 ms record_outcome)
-    -- instead of probing it five times; probes cost what the change touches, whatever the tables hold.
+    -- The touched pairs of tips that exist, as they are now (scored 0: no row left).
+    fresh AS (
+        SELECT g.tip_id, g.attempt_key, g.rule_id, g.run_id, g.scored, g.outcome_sum, g.weighted_sum, g.weight_sum,
+               g.follow_known, g.followed, g.harm, g.harmful, g.retrieved_max
+          FROM grouped AS g
+         WHERE g.tip_exists
+    ),
+    -- The touched pairs' stored rows.
     stored AS (
-        SELECT a.*
-          FROM pairs AS p
-         CROSS JOIN LATERAL (SELECT a.* FROM ctxgraph.tip_attempt_stats AS a
-                              WHERE a.skill = _tip_stats_apply.skill AND a.tip_id = p.tip_id
-                                AND a.attempt_key = p.attempt_key
-                             OFFSET 0) AS a
+        SELECT g.tip_id, g.attempt_key, g.o_rule_id AS rule_id, g.o_run_id AS run_id, g.o_scored AS scored,
+               g.o_outcome_sum AS outcome_sum, g.o_weighted_sum AS weighted_sum, g.o_weight_sum AS weight_sum,
+               g.o_follow_known AS follow_known, g.o_followed AS followed, g.o_harm AS harm, g.o_harmful AS harmful
+          FROM grouped AS g
+         WHERE g.stored
     ),
     gone AS (
         DELETE FROM ctxgraph.tip_attempt_stats AS a
@@ -444,6 +466,12 @@ BEGIN
           FROM fresh AS f
          WHERE f.scored > 0
     ),
+    -- The (tip, rule) and (tip, run) rows below are each looked up by primary key, one probe per
+    -- key (LATERAL ... OFFSET 0 keeps the subquery from being flattened into a join). The plan is
+    -- generic: as a join, with the partitioned parents unanalysed (what autovacuum leaves), it
+    -- estimated hundreds of rows for an attempt's five pairs and hashed the skill's whole
+    -- tip_rule_stats (39,319 rows at 1M retrievals, 8 ms of a 12 ms record_outcome) instead of
+    -- probing it five times; probes cost what the change touches, whatever the tables hold.
     rule_state AS (
         SELECT d.tip_id, d.rule_id, coalesce(s.units, 0) AS before_units, coalesce(s.units, 0) + d.units AS units,
                coalesce(s.followed_n, 0) + d.followed_n AS followed_n,
@@ -493,17 +521,17 @@ BEGIN
           FROM run_state AS r GROUP BY r.tip_id
     ),
     pair_delta AS (
-        SELECT f.tip_id,
-               sum((f.scored > 0)::integer - (o.tip_id IS NOT NULL)::integer) AS attempts,
-               sum(f.scored - coalesce(o.scored, 0)) AS scored,
-               sum(f.outcome_sum - coalesce(o.outcome_sum, 0)) AS outcome_sum,
-               sum(f.weighted_sum - coalesce(o.weighted_sum, 0)) AS weighted_sum,
-               sum(f.follow_known - coalesce(o.follow_known, 0)) AS follow_known,
-               sum(f.followed - coalesce(o.followed, 0)) AS followed,
-               sum(f.harm - coalesce(o.harm, 0)) AS harm
-          FROM fresh AS f
-          LEFT JOIN stored AS o ON o.tip_id = f.tip_id AND o.attempt_key = f.attempt_key
-         GROUP BY f.tip_id
+        SELECT g.tip_id,
+               sum((g.scored > 0)::integer - g.stored::integer) AS attempts,
+               sum(g.scored - coalesce(g.o_scored, 0)) AS scored,
+               sum(g.outcome_sum - coalesce(g.o_outcome_sum, 0)) AS outcome_sum,
+               sum(g.weighted_sum - coalesce(g.o_weighted_sum, 0)) AS weighted_sum,
+               sum(g.follow_known - coalesce(g.o_follow_known, 0)) AS follow_known,
+               sum(g.followed - coalesce(g.o_followed, 0)) AS followed,
+               sum(g.harm - coalesce(g.o_harm, 0)) AS harm
+          FROM grouped AS g
+         WHERE g.tip_exists
+         GROUP BY g.tip_id
     ),
     row_delta AS (
         SELECT c.tip_id, sum(c.sign) AS retrievals,
@@ -515,12 +543,11 @@ BEGIN
     -- The attempts whose rule-level figures may move: a pair that appeared, went, or changed its
     -- rule, outcome or harm. A scorer write-back changes follow figures only and moves none.
     rule_moved AS (
-        SELECT DISTINCT p.attempt_key
-          FROM pairs AS p
-          LEFT JOIN fresh AS f ON f.tip_id = p.tip_id AND f.attempt_key = p.attempt_key
-          LEFT JOIN stored AS o ON o.tip_id = p.tip_id AND o.attempt_key = p.attempt_key
-         WHERE f.tip_id IS NULL OR o.tip_id IS NULL OR f.scored = 0
-            OR (f.rule_id, f.outcome_sum / f.scored, f.harmful) IS DISTINCT FROM (o.rule_id, o.outcome_sum / o.scored, o.harmful)
+        SELECT DISTINCT g.attempt_key
+          FROM grouped AS g
+         WHERE NOT g.tip_exists OR NOT g.stored OR g.scored = 0
+            OR (g.rule_id, g.outcome_sum / g.scored, g.harmful)
+               IS DISTINCT FROM (g.o_rule_id, g.o_outcome_sum / g.o_scored, g.o_harmful)
     ),
     -- Per tip, its rows', pairs' and runs' changes side by side: one grouping of their union, not
     -- joins of one to the other, which a plan guessing too few rows runs as nested loops (quadratic

@@ -10,8 +10,13 @@
 -- 1M-row bench log so left, the bulk load of a 50,000-retrieval run log took 8.7 and 9.1 s with the
 -- parents' keys, 6.0 and 6.5 s with the partitions' (one write-path attempt 5.9 / 5.5 ms against
 -- 4.5 / 4.7 ms); with the parents analyzed by hand, 6.7 against 6.5 s (5.6 against 4.5 ms). Each
--- key carries skill, the partition key on both sides, so the rows allowed are the same; the key
--- into the skills registry (a plain table) stays on the parent, as do the keys of attempts.
+-- key carries skill, the partition key on both sides, so the rows allowed are the same.
+--
+-- The parent's key into the skills registry goes too: it is implied. Every log row's tip is a row of
+-- its own skill's tips (the key above, tip_id NOT NULL), and every tip's skill is in the registry
+-- (tips' own key), so no row it would refuse can be written, and a skill with log rows cannot leave
+-- the registry while its tips hold it there. It was a fourth check on every row written, 4% of a
+-- 50,000-retrieval bulk load on the 1M-row bench log (4.13 to 4.58 s with it, 3.91 to 4.01 s without).
 BEGIN;
 
 CREATE OR REPLACE FUNCTION ctxgraph._skill_partition_keys()
@@ -38,6 +43,7 @@ COMMENT ON FUNCTION ctxgraph._skill_partition_keys() IS
 -- The parents' keys go; ensure_skill_partitions declares them between every skill's partitions in
 -- the same transaction (validating the rows there in one pass each), so no row goes unchecked.
 ALTER TABLE ctxgraph.tip_retrievals
+    DROP CONSTRAINT tip_retrievals_skill_fkey,
     DROP CONSTRAINT tip_retrievals_skill_run_id_fkey,
     DROP CONSTRAINT tip_retrievals_skill_attempt_id_fkey,
     DROP CONSTRAINT tip_retrievals_skill_tip_id_fkey;

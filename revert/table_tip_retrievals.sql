@@ -1,7 +1,8 @@
 -- Revert ctxgraph:table_tip_retrievals from pg
 
--- Back to @v0.5.0: the log's keys into runs, attempts and tips declared on the parents again;
--- _skill_partition_keys lists the maintained levels' keys only, as skill_provisioning made it.
+-- Back to @v0.5.0: the log's keys into the skills registry, runs, attempts and tips declared on the
+-- parent again; _skill_partition_keys lists the maintained levels' keys only, as skill_provisioning
+-- made it.
 BEGIN;
 
 -- Each skill's copy of a key goes first: the parent's key takes the same name on every partition.
@@ -22,6 +23,7 @@ END
 $$;
 
 ALTER TABLE ctxgraph.tip_retrievals
+    ADD CONSTRAINT tip_retrievals_skill_fkey FOREIGN KEY (skill) REFERENCES ctxgraph.skills (name),
     ADD CONSTRAINT tip_retrievals_skill_run_id_fkey FOREIGN KEY (skill, run_id) REFERENCES ctxgraph.runs (skill, id),
     ADD CONSTRAINT tip_retrievals_skill_attempt_id_fkey FOREIGN KEY (skill, attempt_id) REFERENCES ctxgraph.attempts (skill, id),
     ADD CONSTRAINT tip_retrievals_skill_tip_id_fkey FOREIGN KEY (skill, tip_id) REFERENCES ctxgraph.tips (skill, id);

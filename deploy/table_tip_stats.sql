@@ -420,10 +420,11 @@ BEGIN
                  GROUP BY x.tip_id, x.attempt_key) AS g
          WHERE g.touched
     ),
-    -- The touched pairs of tips that exist, as they are now (scored 0: no row left).
+    -- The touched pairs of tips that exist, as they are now (scored 0: no row left), and whether
+    -- each is stored.
     fresh AS (
         SELECT g.tip_id, g.attempt_key, g.rule_id, g.run_id, g.scored, g.outcome_sum, g.weighted_sum, g.weight_sum,
-               g.follow_known, g.followed, g.harm, g.harmful, g.retrieved_max
+               g.follow_known, g.followed, g.harm, g.harmful, g.retrieved_max, g.stored
           FROM grouped AS g
          WHERE g.tip_exists
     ),
@@ -441,20 +442,27 @@ BEGIN
          WHERE a.skill = _tip_stats_apply.skill AND a.tip_id = f.tip_id AND a.attempt_key = f.attempt_key
            AND f.scored = 0
     ),
+    -- The pairs that stay: a stored one updated in place, a new one inserted. Which is which is
+    -- known (a pair is written only under its tip's lock, held here), so neither pays for the
+    -- arbiter probe and speculative insertion of an upsert: a bulk load's pairs are all new.
     kept AS (
-        INSERT INTO ctxgraph.tip_attempt_stats AS a (skill, tip_id, attempt_key, rule_id, run_id, scored, outcome_sum,
-                                                     weighted_sum, weight_sum, follow_known, followed, harm, harmful,
-                                                     retrieved_max)
+        UPDATE ctxgraph.tip_attempt_stats AS a
+           SET (rule_id, run_id, scored, outcome_sum, weighted_sum, weight_sum, follow_known, followed, harm, harmful,
+                retrieved_max)
+             = (f.rule_id, f.run_id, f.scored, f.outcome_sum, f.weighted_sum, f.weight_sum, f.follow_known, f.followed,
+                f.harm, f.harmful, f.retrieved_max)
+          FROM fresh AS f
+         WHERE a.skill = _tip_stats_apply.skill AND a.tip_id = f.tip_id AND a.attempt_key = f.attempt_key
+           AND f.stored AND f.scored > 0
+    ),
+    added AS (
+        INSERT INTO ctxgraph.tip_attempt_stats (skill, tip_id, attempt_key, rule_id, run_id, scored, outcome_sum,
+                                                weighted_sum, weight_sum, follow_known, followed, harm, harmful,
+                                                retrieved_max)
         SELECT _tip_stats_apply.skill, f.tip_id, f.attempt_key, f.rule_id, f.run_id, f.scored, f.outcome_sum,
                f.weighted_sum, f.weight_sum, f.follow_known, f.followed, f.harm, f.harmful, f.retrieved_max
           FROM fresh AS f
-         WHERE f.scored > 0
-        ON CONFLICT (skill, tip_id, attempt_key) DO UPDATE
-           SET (rule_id, run_id, scored, outcome_sum, weighted_sum, weight_sum, follow_known, followed, harm, harmful,
-                retrieved_max)
-             = (excluded.rule_id, excluded.run_id, excluded.scored, excluded.outcome_sum, excluded.weighted_sum,
-                excluded.weight_sum, excluded.follow_known, excluded.followed, excluded.harm, excluded.harmful,
-                excluded.retrieved_max)
+         WHERE NOT f.stored AND f.scored > 0
     ),
     -- Each changed pair as eviction's unit: its stored side leaves (-1), its fresh side enters (+1).
     units AS (
@@ -489,14 +497,20 @@ BEGIN
          USING rule_state AS r
          WHERE s.skill = _tip_stats_apply.skill AND s.tip_id = r.tip_id AND s.rule_id = r.rule_id AND r.units = 0
     ),
+    -- As the pairs: a (tip, rule) or (tip, run) row held before (before_units > 0) is updated, a new
+    -- one inserted; both are written only under the tip's lock.
     rule_kept AS (
-        INSERT INTO ctxgraph.tip_rule_stats AS s (skill, tip_id, rule_id, units, followed_n, followed_sum, harm_n)
+        UPDATE ctxgraph.tip_rule_stats AS s
+           SET (units, followed_n, followed_sum, harm_n) = (r.units, r.followed_n, r.followed_sum, r.harm_n)
+          FROM rule_state AS r
+         WHERE s.skill = _tip_stats_apply.skill AND s.tip_id = r.tip_id AND s.rule_id = r.rule_id
+           AND r.before_units > 0 AND r.units > 0
+    ),
+    rule_added AS (
+        INSERT INTO ctxgraph.tip_rule_stats (skill, tip_id, rule_id, units, followed_n, followed_sum, harm_n)
         SELECT _tip_stats_apply.skill, r.tip_id, r.rule_id, r.units, r.followed_n, r.followed_sum, r.harm_n
           FROM rule_state AS r
-         WHERE r.units > 0
-        ON CONFLICT (skill, tip_id, rule_id) DO UPDATE
-           SET (units, followed_n, followed_sum, harm_n) = (excluded.units, excluded.followed_n, excluded.followed_sum,
-                                                            excluded.harm_n)
+         WHERE r.before_units = 0 AND r.units > 0
     ),
     run_state AS (
         SELECT d.tip_id, d.run_id, coalesce(s.units, 0) AS before_units, coalesce(s.units, 0) + d.units AS units
@@ -512,9 +526,16 @@ BEGIN
          WHERE s.skill = _tip_stats_apply.skill AND s.tip_id = r.tip_id AND s.run_id = r.run_id AND r.units = 0
     ),
     run_kept AS (
-        INSERT INTO ctxgraph.tip_run_stats AS s (skill, tip_id, run_id, units)
-        SELECT _tip_stats_apply.skill, r.tip_id, r.run_id, r.units FROM run_state AS r WHERE r.units > 0
-        ON CONFLICT (skill, tip_id, run_id) DO UPDATE SET units = excluded.units
+        UPDATE ctxgraph.tip_run_stats AS s
+           SET units = r.units
+          FROM run_state AS r
+         WHERE s.skill = _tip_stats_apply.skill AND s.tip_id = r.tip_id AND s.run_id = r.run_id
+           AND r.before_units > 0 AND r.units > 0
+    ),
+    run_added AS (
+        INSERT INTO ctxgraph.tip_run_stats (skill, tip_id, run_id, units)
+        SELECT _tip_stats_apply.skill, r.tip_id, r.run_id, r.units FROM run_state AS r
+         WHERE r.before_units = 0 AND r.units > 0
     ),
     runs_delta AS (
         SELECT r.tip_id, sum((r.units > 0)::integer - (r.before_units > 0)::integer) AS runs

@@ -566,6 +566,17 @@ def measure_ingest(args: argparse.Namespace, rng: random.Random, workdir: Path) 
         out["bulk_load"] = summary(bulk)
         out["bulk_parse"] = summary(staging)
 
+        # The maintained levels' share of it: the same load with the key checks but without the
+        # tip_stats triggers (disabled inside the rolled-back transaction, so they come back with it).
+        no_levels = []
+        for _ in range(args.ingest_reps):
+            with conn.transaction(force_rollback=True):
+                set_triggers(conn, False)
+                ms, loaded = timed(lambda: loader.load_run(conn, "stig", bulk_log, refs))
+            assert loaded == [loader.RunLoaded("bench-ingest-bulk", len(plan), len(rows))], loaded
+            no_levels.append(ms)
+        out["bulk_no_levels"] = summary(no_levels)
+
         # The floor beside it: the same load with no trigger and no foreign-key check
         # (session_replication_role = replica, a superuser's setting), so that only the log's rows,
         # its indexes and the loader's own parsing, checks and staging remain: the most any load
@@ -611,6 +622,8 @@ def measure_ingest(args: argparse.Namespace, rng: random.Random, workdir: Path) 
     out["copy_indexed_rate"] = out["retrievals"] / (out["copy_indexed"]["median_ms"] / 1000.0)
     out["per_call_rate"] = out["per_call_retrievals"] / (out["per_call_load_ms"] / 1000.0)
     out["bulk_share_of_copy"] = out["bulk_rate"] / out["copy_plain_rate"]
+    out["bulk_no_levels_rate"] = out["retrievals"] / (out["bulk_no_levels"]["median_ms"] / 1000.0)
+    out["bulk_no_levels_share_of_copy"] = out["bulk_no_levels_rate"] / out["copy_plain_rate"]
     if "bulk_floor" in out:
         out["bulk_floor_rate"] = out["retrievals"] / (out["bulk_floor"]["median_ms"] / 1000.0)
         out["bulk_floor_share_of_copy"] = out["bulk_floor_rate"] / out["copy_plain_rate"]

@@ -183,6 +183,11 @@ def ingest_report(g: dict[str, Any]) -> str:
                  f"{rate(g['bulk_rate']):>14}  >= 10% of unindexed COPY: {100 * share:.1f}% "
                  f"({'met' if share >= 0.10 else 'NOT met'})")
     lines.append(f"  {'  of which reading and checking the JSONL in Python':<58} {ms(g['bulk_parse']['median_ms']):>10}")
+    if "bulk_no_levels" in g:
+        lines.append(f"  {'the same load, key checks but no tip_stats trigger':<58} "
+                     f"{ms(g['bulk_no_levels']['median_ms']):>10} {rate(g['bulk_no_levels_rate']):>14}  "
+                     f"{100 * g['bulk_no_levels_share_of_copy']:.1f}% of unindexed COPY: the load without the "
+                     f"maintained levels")
     if "bulk_floor" in g:
         lines.append(f"  {'the same load, no trigger and no key check (the floor)':<58} "
                      f"{ms(g['bulk_floor']['median_ms']):>10} {rate(g['bulk_floor_rate']):>14}  "

@@ -345,6 +345,9 @@ def measure_writes(conn: psycopg.Connection, phase: str, plan: list[tuple[str, l
     out["d_scorer_without_triggers"] = summary(times["without"])
     out["d_scorer_level_floor"] = summary(times["floor"])
     out["d_scorer_level_floor_rows"] = [statistics.median(r[k] for r in floor_rows) for k in range(3)]
+    # Every timing, batch by batch (one sample a way per batch): their spread says how far the medians'
+    # ratio can be read (2.1x to 2.4x across the default runs in docs/benchmarks.md).
+    out["d_scorer_samples_ms"] = {way: [round(t, 2) for t in ts] for way, ts in times.items()}
 
     # A full rebuild: what ctxgraph.refresh_tip_stats('stig') costs on this log (the parameters
     # trigger runs it when a follow.* coefficient changes). Once, in the [leaf] state a deployment

@@ -558,41 +558,35 @@ def measure_ingest(args: argparse.Namespace, rng: random.Random, workdir: Path) 
             conn.execute("DROP TABLE public.bench_copy_plain, public.bench_copy_indexed")
 
         print("bench: [ingest] ctxgraph load (bulk) ...", file=sys.stderr, flush=True)
-        bulk, staging = [], []
-        for _ in range(args.ingest_reps):
-            ms, _ = timed(lambda: list(loader.stage_lines(bulk_log, refs)))
-            staging.append(ms)
-            with conn.transaction(force_rollback=True):
-                ms, loaded = timed(lambda: loader.load_run(conn, "stig", bulk_log, refs))
-            assert loaded == [loader.RunLoaded("bench-ingest-bulk", len(plan), len(rows))], loaded
-            bulk.append(ms)
-        out["bulk_load"] = summary(bulk)
-        out["bulk_parse"] = summary(staging)
+        expected = [loader.RunLoaded("bench-ingest-bulk", len(plan), len(rows))]
+
+        def rolled_back_loads(prepare: Callable[[], Any]) -> list[float]:
+            """args.ingest_reps bulk loads of the run log, each after prepare() in its own rolled-back
+            transaction (so whatever prepare sets or disables comes back with the rollback)."""
+            times = []
+            for _ in range(args.ingest_reps):
+                with conn.transaction(force_rollback=True):
+                    prepare()
+                    ms, loaded = timed(lambda: loader.load_run(conn, "stig", bulk_log, refs))
+                assert loaded == expected, loaded
+                times.append(ms)
+            return times
+
+        out["bulk_parse"] = summary([timed(lambda: list(loader.stage_lines(bulk_log, refs)))[0]
+                                     for _ in range(args.ingest_reps)])
+        out["bulk_load"] = summary(rolled_back_loads(lambda: None))
 
         # The maintained levels' share of it: the same load with the key checks but without the
-        # tip_stats triggers (disabled inside the rolled-back transaction, so they come back with it).
-        no_levels = []
-        for _ in range(args.ingest_reps):
-            with conn.transaction(force_rollback=True):
-                set_triggers(conn, False)
-                ms, loaded = timed(lambda: loader.load_run(conn, "stig", bulk_log, refs))
-            assert loaded == [loader.RunLoaded("bench-ingest-bulk", len(plan), len(rows))], loaded
-            no_levels.append(ms)
-        out["bulk_no_levels"] = summary(no_levels)
+        # tip_stats triggers.
+        out["bulk_no_levels"] = summary(rolled_back_loads(lambda: set_triggers(conn, False)))
 
         # The floor beside it: the same load with no trigger and no foreign-key check
         # (session_replication_role = replica, a superuser's setting), so that only the log's rows,
         # its indexes and the loader's own parsing, checks and staging remain: the most any load
         # that keeps those could reach. Not measured without superuser rights.
         if conn.execute("SELECT rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user").fetchone()[0]:
-            floor = []
-            for _ in range(args.ingest_reps):
-                with conn.transaction(force_rollback=True):
-                    conn.execute("SET LOCAL session_replication_role = replica")
-                    ms, loaded = timed(lambda: loader.load_run(conn, "stig", bulk_log, refs))
-                assert loaded == [loader.RunLoaded("bench-ingest-bulk", len(plan), len(rows))], loaded
-                floor.append(ms)
-            out["bulk_floor"] = summary(floor)
+            out["bulk_floor"] = summary(rolled_back_loads(
+                lambda: conn.execute("SET LOCAL session_replication_role = replica")))
 
         print("bench: [ingest] ctxgraph load --per-call ...", file=sys.stderr, flush=True)
         with conn.transaction(force_rollback=True):

@@ -428,14 +428,6 @@ BEGIN
           FROM grouped AS g
          WHERE g.tip_exists
     ),
-    -- The touched pairs' stored rows.
-    stored AS (
-        SELECT g.tip_id, g.attempt_key, g.o_rule_id AS rule_id, g.o_run_id AS run_id, g.o_scored AS scored,
-               g.o_outcome_sum AS outcome_sum, g.o_weighted_sum AS weighted_sum, g.o_weight_sum AS weight_sum,
-               g.o_follow_known AS follow_known, g.o_followed AS followed, g.o_harm AS harm, g.o_harmful AS harmful
-          FROM grouped AS g
-         WHERE g.stored
-    ),
     gone AS (
         DELETE FROM ctxgraph.tip_attempt_stats AS a
          USING fresh AS f
@@ -464,11 +456,13 @@ BEGIN
           FROM fresh AS f
          WHERE NOT f.stored AND f.scored > 0
     ),
-    -- Each changed pair as eviction's unit: its stored side leaves (-1), its fresh side enters (+1).
+    -- Each changed pair as eviction's unit: its stored side (the o_* figures) leaves (-1), its
+    -- fresh side enters (+1).
     units AS (
-        SELECT o.tip_id, o.rule_id, o.run_id, -1 AS sign, o.weight_sum / o.scored AS w,
-               o.outcome_sum / o.scored AS y, o.harmful
-          FROM stored AS o
+        SELECT g.tip_id, g.o_rule_id AS rule_id, g.o_run_id AS run_id, -1 AS sign, g.o_weight_sum / g.o_scored AS w,
+               g.o_outcome_sum / g.o_scored AS y, g.o_harmful AS harmful
+          FROM grouped AS g
+         WHERE g.stored
         UNION ALL
         SELECT f.tip_id, f.rule_id, f.run_id, 1, f.weight_sum / f.scored, f.outcome_sum / f.scored, f.harmful
           FROM fresh AS f

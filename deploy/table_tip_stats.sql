@@ -853,8 +853,7 @@ BEGIN
     -- pair of the skill once per tip (a nested loop over a rescanned aggregate), and the rebuild
     -- of the 1M-row bench log had not ended after 12 minutes. Analysed, it took 26.8 s.
     IF _tip_stats_rebuild.tip_ids IS NULL THEN
-        EXECUTE format('ANALYZE %I.tip_stats, %I.tip_attempt_stats, %I.tip_rule_stats, %I.tip_run_stats',
-                       _tip_stats_rebuild.skill, _tip_stats_rebuild.skill, _tip_stats_rebuild.skill,
+        EXECUTE format('ANALYZE %1$I.tip_stats, %1$I.tip_attempt_stats, %1$I.tip_rule_stats, %1$I.tip_run_stats',
                        _tip_stats_rebuild.skill);
     END IF;
 
@@ -919,8 +918,7 @@ BEGIN
           FROM ctxgraph.rule_attempt_stats AS r
          WHERE r.skill = _tip_stats_rebuild.skill
          GROUP BY r.skill, r.rule_id;
-        EXECUTE format('ANALYZE %I.rule_attempt_stats, %I.rule_stats', _tip_stats_rebuild.skill,
-                       _tip_stats_rebuild.skill);
+        EXECUTE format('ANALYZE %1$I.rule_attempt_stats, %1$I.rule_stats', _tip_stats_rebuild.skill);
     ELSE
         PERFORM ctxgraph._rule_stats_apply(_tip_stats_rebuild.skill, old_keys || ARRAY(
                     SELECT a.attempt_key FROM ctxgraph.tip_attempt_stats AS a

@@ -35,7 +35,11 @@
 -- whose snapshot (READ COMMITTED) includes every transaction that held those locks before. An
 -- attempt's row is recomputed from its pairs under a transaction-scoped advisory lock on the
 -- attempt's slot (one of 256 per skill; taken after the tip locks, in slot order), and the
--- per-rule sums move by relative updates, which read the latest committed row.
+-- per-rule sums move by relative updates, which read the latest committed row. One statement
+-- takes all its tips in that order, whichever maintenance calls it makes (_tip_stats_lock), and
+-- every writer takes a log row's lock before its tips' (a change of an attempt's failure mode
+-- locks the attempt's log rows first), so two single statements never deadlock. A tip deleted
+-- under a writer is waited for and left out.
 BEGIN;
 
 ALTER TABLE ctxgraph.tip_stats
@@ -278,6 +282,42 @@ $$;
 COMMENT ON FUNCTION ctxgraph._rule_stats_apply(text, bigint[]) IS
     'Private: recomputes the given attempts'' rule_attempt_stats rows from their pairs and moves rule_stats by the difference.';
 
+-- _tip_stats_lock: every given tip that still exists gets a stats row, and the tips' stats rows are
+-- locked in (skill, tip) order, the lock every writer of a tip's levels holds until it commits.
+-- A stats row is inserted only for a tip that has none, and that tip is read FOR KEY SHARE: a tip
+-- being deleted (its stats row going with it by the cascade) is then waited for and skipped, where
+-- an insert arbitrated on its stats row alone waited for the delete, inserted the row again once it
+-- committed, and failed on the key into the tip that was gone (23503 on tip_stats, in a writer that
+-- never named the tip). A tip that has a stats row is not locked here: its deleter holds the stats
+-- row before the tip (it deletes the tip's log rows first), so the lock below waits for it in the
+-- same order, and skips the row once the delete commits.
+CREATE FUNCTION ctxgraph._tip_stats_lock(skill text, tip_ids bigint[])
+RETURNS void
+LANGUAGE plpgsql
+-- As _tip_stats_apply, whatever the caller set: generic plans by key, no sequential scans.
+SET plan_cache_mode = force_generic_plan
+SET jit = off
+SET enable_seqscan = off
+AS $$
+#variable_conflict use_column
+BEGIN
+    INSERT INTO ctxgraph.tip_stats AS s (skill, tip_id)
+    SELECT t.skill, t.id FROM ctxgraph.tips AS t
+     WHERE t.skill = _tip_stats_lock.skill AND t.id = ANY (_tip_stats_lock.tip_ids)
+       AND NOT EXISTS (SELECT 1 FROM ctxgraph.tip_stats AS e WHERE e.skill = t.skill AND e.tip_id = t.id)
+     ORDER BY t.id
+       FOR KEY SHARE OF t
+    ON CONFLICT (skill, tip_id) DO NOTHING;
+    PERFORM 1 FROM ctxgraph.tip_stats AS s
+     WHERE s.skill = _tip_stats_lock.skill AND s.tip_id = ANY (_tip_stats_lock.tip_ids)
+     ORDER BY s.tip_id
+       FOR UPDATE;
+END
+$$;
+
+COMMENT ON FUNCTION ctxgraph._tip_stats_lock(text, bigint[]) IS
+    'Private: gives every given tip that exists a stats row and locks the tips'' stats rows in (skill, tip) order; a tip deleted meanwhile is waited for and skipped.';
+
 -- _tip_stats_apply: the one place a change reaches the aggregates. Each element names a tip, the
 -- attempt_key of a changed row (NULL for a row without an outcome: it is in no pair, and logging
 -- or linking such rows, most of the write path, touches no pair, attempt or rule), the row's sign in the retrieval count (+1 added, -1 removed, 0
@@ -311,15 +351,7 @@ DECLARE
     unlinked_ids bigint[];  -- the touched rows without an attempt (attempt_key = -id)
 BEGIN
     -- 1. Every touched tip that still exists has a stats row; lock them in a fixed order.
-    INSERT INTO ctxgraph.tip_stats AS s (skill, tip_id)
-    SELECT t.skill, t.id FROM ctxgraph.tips AS t
-     WHERE t.skill = _tip_stats_apply.skill AND t.id = ANY (_tip_stats_apply.tip_ids)
-     ORDER BY t.id
-    ON CONFLICT (skill, tip_id) DO NOTHING;
-    PERFORM 1 FROM ctxgraph.tip_stats AS s
-     WHERE s.skill = _tip_stats_apply.skill AND s.tip_id = ANY (_tip_stats_apply.tip_ids)
-     ORDER BY s.tip_id
-       FOR UPDATE;
+    PERFORM ctxgraph._tip_stats_lock(_tip_stats_apply.skill, _tip_stats_apply.tip_ids);
 
     -- 2a. Rows without an outcome only (logging, linking): no pair, attempt or rule can move;
     --     the retrieval count and the latest retrieval are all there is to keep.
@@ -796,10 +828,13 @@ DECLARE
     -- The filter on a tip column: nothing for every tip, else membership in $2.
     only_tips CONSTANT text := CASE WHEN _tip_stats_rebuild.tip_ids IS NULL THEN '' ELSE ' AND %s = ANY ($2)' END;
 BEGIN
-    -- 1. Make sure every tip has a stats row and lock those rows in a fixed order.
+    -- 1. Make sure every tip has a stats row and lock those rows in a fixed order (a tip without
+    --    one read FOR KEY SHARE, as _tip_stats_lock does, so that a tip deleted meanwhile is skipped).
     EXECUTE format('INSERT INTO ctxgraph.tip_stats AS s (skill, tip_id)
                     SELECT t.skill, t.id FROM ctxgraph.tips AS t WHERE t.skill = $1' || only_tips || '
+                       AND NOT EXISTS (SELECT 1 FROM ctxgraph.tip_stats AS e WHERE e.skill = t.skill AND e.tip_id = t.id)
                      ORDER BY t.id
+                       FOR KEY SHARE OF t
                     ON CONFLICT (skill, tip_id) DO NOTHING', 't.id')
       USING _tip_stats_rebuild.skill, _tip_stats_rebuild.tip_ids;
     EXECUTE format('SELECT 1 FROM ctxgraph.tip_stats AS s WHERE s.skill = $1' || only_tips || '
@@ -973,7 +1008,7 @@ BEGIN
             SELECT n.skill, array_agg(n.tip_id) AS tip_ids,
                    array_agg(CASE WHEN n.outcome_value IS NOT NULL THEN coalesce(n.attempt_id, -n.id) END) AS attempt_keys,
                    array_agg(1) AS signs, array_agg(n.retrieved_at) AS retrieved_ats, array_agg(false) AS removals
-              FROM new_rows AS n GROUP BY n.skill
+              FROM new_rows AS n GROUP BY n.skill ORDER BY n.skill
         LOOP
             PERFORM ctxgraph._tip_stats_apply(batch.skill, batch.tip_ids, batch.attempt_keys, batch.signs,
                                               batch.retrieved_ats, batch.removals);
@@ -983,7 +1018,7 @@ BEGIN
             SELECT o.skill, array_agg(o.tip_id) AS tip_ids,
                    array_agg(CASE WHEN o.outcome_value IS NOT NULL THEN coalesce(o.attempt_id, -o.id) END) AS attempt_keys,
                    array_agg(-1) AS signs, array_agg(o.retrieved_at) AS retrieved_ats, array_agg(true) AS removals
-              FROM old_rows AS o GROUP BY o.skill
+              FROM old_rows AS o GROUP BY o.skill ORDER BY o.skill
         LOOP
             PERFORM ctxgraph._tip_stats_apply(batch.skill, batch.tip_ids, batch.attempt_keys, batch.signs,
                                               batch.retrieved_ats, batch.removals);
@@ -1035,7 +1070,15 @@ BEGIN
                    f.old_llm, f.old_emb, f.old_probability, f.new_llm, f.new_emb, f.new_probability,
                    e.tip_ids, e.attempt_keys, e.signs, e.retrieved_ats, e.removals
               FROM follow AS f FULL JOIN elements AS e ON e.skill = f.skill
+             ORDER BY 1
         LOOP
+            -- Both kinds in one statement (a write-back of scored rows and of rows whose attempt
+            -- has no result yet): all their tips are locked together first, in order. Each call
+            -- locks only its own, so the second would take a tip that sorts before one the first
+            -- already holds, and deadlock with any statement locking both in order.
+            IF batch.follow_tip_ids IS NOT NULL AND batch.tip_ids IS NOT NULL THEN
+                PERFORM ctxgraph._tip_stats_lock(batch.skill, batch.follow_tip_ids || batch.tip_ids);
+            END IF;
             IF batch.follow_tip_ids IS NOT NULL THEN
                 PERFORM ctxgraph._tip_stats_follow_apply(batch.skill, batch.follow_tip_ids, batch.follow_attempt_keys,
                                                          batch.old_llm, batch.old_emb, batch.old_probability,
@@ -1061,6 +1104,17 @@ AS $$
 DECLARE
     batch record;
 BEGIN
+    -- The changed attempts' log rows first, in (skill, id) order, and their tips after (below), the
+    -- order of every other writer of those rows: an UPDATE of the log locks its rows, then its
+    -- trigger the tips. record_outcome correcting a failure mode goes on to update these rows; with
+    -- the tips taken first, it waited for rows a write-back held while the write-back waited for
+    -- the tips (40P01).
+    PERFORM 1 FROM ctxgraph.tip_retrievals AS r
+     WHERE (r.skill, r.attempt_id) IN (SELECT n.skill, n.id
+                                         FROM old_rows AS o JOIN new_rows AS n ON n.skill = o.skill AND n.id = o.id
+                                        WHERE o.failure_mode IS DISTINCT FROM n.failure_mode)
+     ORDER BY r.skill, r.id
+       FOR NO KEY UPDATE OF r;
     FOR batch IN
         SELECT r.skill, array_agg(r.tip_id) AS tip_ids, array_agg(r.attempt_id) AS attempt_keys,
                array_agg(0) AS signs, array_agg(NULL::timestamptz) AS retrieved_ats, array_agg(false) AS removals
@@ -1069,7 +1123,7 @@ BEGIN
                   JOIN new_rows AS n ON n.skill = o.skill AND n.id = o.id
                   JOIN ctxgraph.tip_retrievals AS r ON r.skill = n.skill AND r.attempt_id = n.id
                  WHERE o.failure_mode IS DISTINCT FROM n.failure_mode AND r.outcome_value IS NOT NULL) AS r
-         GROUP BY r.skill
+         GROUP BY r.skill ORDER BY r.skill
     LOOP
         PERFORM ctxgraph._tip_stats_apply(batch.skill, batch.tip_ids, batch.attempt_keys, batch.signs,
                                           batch.retrieved_ats, batch.removals);
@@ -1109,6 +1163,7 @@ CREATE TRIGGER tip_stats_after_truncate AFTER TRUNCATE ON ctxgraph.tip_retrieval
 
 REVOKE ALL ON FUNCTION ctxgraph._tip_pair_aggregate(text, bigint, bigint),
     ctxgraph._rule_stats_apply(text, bigint[]),
+    ctxgraph._tip_stats_lock(text, bigint[]),
     ctxgraph._tip_stats_apply(text, bigint[], bigint[], integer[], timestamptz[], boolean[]),
     ctxgraph._tip_stats_follow_apply(text, bigint[], bigint[], boolean[], double precision[], double precision[],
                                      boolean[], double precision[], double precision[]),

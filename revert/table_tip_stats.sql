@@ -125,6 +125,7 @@ DROP FUNCTION ctxgraph._tip_stats_rebuild(text, bigint[]);
 DROP FUNCTION ctxgraph._tip_stats_follow_apply(text, bigint[], bigint[], boolean[], double precision[],
                                                 double precision[], boolean[], double precision[], double precision[]);
 DROP FUNCTION ctxgraph._tip_stats_apply(text, bigint[], bigint[], integer[], timestamptz[], boolean[]);
+DROP FUNCTION ctxgraph._tip_stats_lock(text, bigint[]);
 DROP FUNCTION ctxgraph._rule_stats_apply(text, bigint[]);
 DROP FUNCTION ctxgraph._tip_pair_aggregate(text, bigint, bigint);
 DROP TABLE ctxgraph.rule_stats;

@@ -322,3 +322,148 @@ def test_concurrent_write_backs_of_shared_tips_commit_and_stay_exact(connections
         rebuilt = maintained_levels(setup, tips)
     setup.rollback()
     assert kept == rebuilt
+
+
+# -- Interleavings forced with locks ------------------------------------------------------------------
+# Each test below parks one session on a lock another holds (pg_stat_activity says so), so the order
+# in which the sessions take their locks is the one the test names, not a matter of timing.
+
+def wait_until_blocked(watcher: psycopg.Connection, blocked: psycopg.Connection) -> None:
+    """Return once ``blocked``'s backend waits for a lock (fail after 20 s)."""
+    pid = blocked.info.backend_pid
+    deadline = time.monotonic() + 20
+    while watcher.execute("SELECT wait_event_type FROM pg_catalog.pg_stat_activity WHERE pid = %s",
+                          (pid,)).fetchone()[0] != "Lock":
+        assert time.monotonic() < deadline, "the session never waited for a lock"
+        time.sleep(0.01)
+    watcher.rollback()
+
+
+def recorded_attempt(client: Client, run_id: str, rule: str, number: int, tips: list[int]) -> tuple[int, list[int]]:
+    """An attempt of ``tips`` with its result recorded (a clean failure); its id and its rows' ids."""
+    ids = client.log_retrievals(SKILL, run_id, rule, tips, [0.5] * len(tips), BASE_TIME)
+    attempt = client.save_attempt(SKILL, run_id, rule, number)
+    client.update_retrieval_attempt_ids(SKILL, ids, attempt)
+    client.record_outcome(SKILL, attempt, False, "clean_failure")
+    return attempt, ids
+
+
+def in_background(conn: psycopg.Connection, statement: str, args: tuple) -> Callable[[], str]:
+    """Run one statement and commit on a thread; the returned join() gives 'committed' or the SQLSTATE."""
+    outcome: list[str] = []
+
+    def run() -> None:
+        try:
+            conn.execute(statement, args)
+            conn.commit()
+            outcome.append("committed")
+        except psycopg.Error as exc:
+            conn.rollback()
+            outcome.append(f"{exc.sqlstate}: {str(exc).splitlines()[0]}")
+
+    thread = threading.Thread(target=run)
+    thread.start()
+
+    def join() -> str:
+        thread.join(timeout=60)
+        assert not thread.is_alive(), "a writer hung"
+        return outcome[0]
+
+    return join
+
+
+@pytest.mark.parametrize("writer", ["record_outcome", "refresh_tip_stats"])
+def test_a_tip_deleted_under_a_writer_leaves_the_writer_whole(connections, writer: str) -> None:
+    """A transaction deletes a tip (its log rows, then the tip) while another corrects an attempt
+    that retrieved it, or rebuilds its levels. The writer waits for the delete; once it commits,
+    the writer goes on without the tip and commits, and the levels of the tips left stay exact.
+    (Before, the writer re-created the deleted tip's stats row and failed on its key: 23503 on
+    tip_stats, a table no caller writes.)"""
+    setup = connections()
+    client = Client(setup)
+    rule, run_id = f"rule_{uuid.uuid4().hex[:8]}", f"run-{uuid.uuid4().hex[:8]}"
+    tips = new_tips(setup, rule, 3)
+    attempt, _ = recorded_attempt(client, run_id, rule, 1, tips)
+    setup.commit()
+    doomed, kept = tips[0], tips[1:]
+
+    deleter, writer_conn = connections(), connections()
+    deleter.execute("DELETE FROM ctxgraph.tip_retrievals WHERE skill = %s AND tip_id = %s", (SKILL, doomed))
+    deleter.execute("DELETE FROM ctxgraph.tips WHERE skill = %s AND id = %s", (SKILL, doomed))
+    statement, args = {
+        "record_outcome": ("SELECT ctxgraph.record_outcome(%s, %s, false, 'health_failure')", (SKILL, attempt)),
+        "refresh_tip_stats": ("SELECT ctxgraph.refresh_tip_stats(%s, %s)", (SKILL, tips)),
+    }[writer]
+    join = in_background(writer_conn, statement, args)
+    wait_until_blocked(setup, writer_conn)
+    deleter.commit()
+    assert join() == "committed"
+
+    assert setup.execute("SELECT count(*) FROM ctxgraph.tip_stats WHERE skill = %s AND tip_id = %s",
+                         (SKILL, doomed)).fetchone()[0] == 0
+    levels = maintained_levels(setup, kept)
+    with setup.transaction(force_rollback=True):
+        setup.execute("SELECT ctxgraph.refresh_tip_stats(%s, %s)", (SKILL, kept))
+        assert maintained_levels(setup, kept) == levels
+    setup.rollback()
+
+
+def test_one_write_back_of_scored_and_unscored_rows_locks_its_tips_in_order(connections) -> None:
+    """One UPDATE of follow columns on a scored row (tip T2) and on a row whose attempt has no result
+    yet (tip T1 < T2) takes T1's stats row before T2's, as every statement does: beside a
+    log_retrievals of T1 and T2 it waits instead of deadlocking. (Before, the scored rows' tips were
+    locked first and the others' after: a holder of T2 parked the write-back at T2, log_retrievals
+    took T1 and queued behind it, and the write-back then asked for T1: 40P01.)"""
+    setup = connections()
+    client = Client(setup)
+    rule, run_id = f"rule_{uuid.uuid4().hex[:8]}", f"run-{uuid.uuid4().hex[:8]}"
+    t1, t2 = sorted(new_tips(setup, rule, 2))
+    _, (scored,) = recorded_attempt(client, run_id, rule, 1, [t2])
+    (unscored,) = client.log_retrievals(SKILL, run_id, rule, [t1], [0.5], BASE_TIME)
+    setup.commit()
+
+    holder, write_back, logger = connections(), connections(), connections()
+    holder.execute("SELECT 1 FROM ctxgraph.tip_stats WHERE skill = %s AND tip_id = %s FOR UPDATE", (SKILL, t2))
+    join_write_back = in_background(
+        write_back, "UPDATE ctxgraph.tip_retrievals SET tip_followed_llm = true, tip_followed_emb = 0.9"
+                    " WHERE skill = %s AND id = ANY (%s)", (SKILL, [unscored, scored]))
+    wait_until_blocked(setup, write_back)
+    join_logger = in_background(
+        logger, "SELECT ctxgraph.log_retrievals(%s, %s, %s, %s, ARRAY[0.1, 0.2], %s)",
+        (SKILL, f"{run_id}-b", rule, [t1, t2], BASE_TIME))
+    wait_until_blocked(setup, logger)
+    holder.commit()
+    assert (join_write_back(), join_logger()) == ("committed", "committed")
+
+
+def test_correcting_an_outcome_beside_a_write_back_of_its_rows_waits_instead_of_deadlocking(connections) -> None:
+    """record_outcome correcting a failure mode takes the attempt's log rows before its tips, as the
+    scorer's write-back of those rows does (its UPDATE, then its trigger). (Before, the attempts'
+    trigger locked the tips first and record_outcome then waited for the rows the write-back held,
+    while the write-back waited for the tips: 40P01.)"""
+    setup = connections()
+    client = Client(setup)
+    rule, run_id = f"rule_{uuid.uuid4().hex[:8]}", f"run-{uuid.uuid4().hex[:8]}"
+    t0, t1, t2 = sorted(new_tips(setup, rule, 3))
+    corrected, corrected_rows = recorded_attempt(client, run_id, rule, 1, [t1, t2])
+    _, other_rows = recorded_attempt(client, run_id, rule, 2, [t0])
+    setup.commit()
+
+    holder, write_back, outcome = connections(), connections(), connections()
+    # The write-back's rows are locked by its UPDATE; it then parks at T0, which the holder has.
+    holder.execute("SELECT 1 FROM ctxgraph.tip_stats WHERE skill = %s AND tip_id = %s FOR UPDATE", (SKILL, t0))
+    join_write_back = in_background(
+        write_back, "UPDATE ctxgraph.tip_retrievals SET tip_followed_llm = true, tip_followed_emb = 0.9"
+                    " WHERE skill = %s AND id = ANY (%s)", (SKILL, corrected_rows + other_rows))
+    wait_until_blocked(setup, write_back)
+    join_outcome = in_background(outcome, "SELECT ctxgraph.record_outcome(%s, %s, false, 'health_failure')",
+                                 (SKILL, corrected))
+    wait_until_blocked(setup, outcome)
+    holder.commit()
+    assert (join_write_back(), join_outcome()) == ("committed", "committed")
+
+    levels = maintained_levels(setup, [t0, t1, t2])
+    with setup.transaction(force_rollback=True):
+        setup.execute("SELECT ctxgraph.refresh_tip_stats(%s, %s)", (SKILL, [t0, t1, t2]))
+        assert maintained_levels(setup, [t0, t1, t2]) == levels
+    setup.rollback()

@@ -77,6 +77,7 @@ SELECT skill, rule_id, attempts, outcome_sum, harmful_attempts FROM ctxgraph.rul
 SELECT runs, evidence_version FROM ctxgraph.tip_stats WHERE FALSE;
 SELECT 'ctxgraph._tip_stats_apply(text, bigint[], bigint[], integer[], timestamptz[], boolean[])'::regprocedure,
        'ctxgraph._rule_stats_apply(text, bigint[])'::regprocedure,
+       'ctxgraph._tip_stats_lock(text, bigint[])'::regprocedure,
        'ctxgraph._tip_stats_rebuild(text, bigint[])'::regprocedure,
        'ctxgraph._tip_pair_aggregate(text, bigint, bigint)'::regprocedure;
 DO $$

@@ -377,8 +377,8 @@ def test_a_tip_deleted_under_a_writer_leaves_the_writer_whole(connections, write
     """A transaction deletes a tip (its log rows, then the tip) while another corrects an attempt
     that retrieved it, or rebuilds its levels. The writer waits for the delete; once it commits,
     the writer goes on without the tip and commits, and the levels of the tips left stay exact.
-    (Before, the writer re-created the deleted tip's stats row and failed on its key: 23503 on
-    tip_stats, a table no caller writes.)"""
+    (What it guards against: the writer re-creating the deleted tip's stats row and failing on its
+    key, 23503 on tip_stats, a table no caller writes.)"""
     setup = connections()
     client = Client(setup)
     rule, run_id = f"rule_{uuid.uuid4().hex[:8]}", f"run-{uuid.uuid4().hex[:8]}"
@@ -411,9 +411,9 @@ def test_a_tip_deleted_under_a_writer_leaves_the_writer_whole(connections, write
 def test_one_write_back_of_scored_and_unscored_rows_locks_its_tips_in_order(connections) -> None:
     """One UPDATE of follow columns on a scored row (tip T2) and on a row whose attempt has no result
     yet (tip T1 < T2) takes T1's stats row before T2's, as every statement does: beside a
-    log_retrievals of T1 and T2 it waits instead of deadlocking. (Before, the scored rows' tips were
-    locked first and the others' after: a holder of T2 parked the write-back at T2, log_retrievals
-    took T1 and queued behind it, and the write-back then asked for T1: 40P01.)"""
+    log_retrievals of T1 and T2 it waits instead of deadlocking. (What it guards against: the scored rows'
+    tips locked first and the others' after, so that with T2 held elsewhere the write-back waits at
+    T2, log_retrievals takes T1 and queues behind it, and the write-back then asks for T1: 40P01.)"""
     setup = connections()
     client = Client(setup)
     rule, run_id = f"rule_{uuid.uuid4().hex[:8]}", f"run-{uuid.uuid4().hex[:8]}"
@@ -438,9 +438,9 @@ def test_one_write_back_of_scored_and_unscored_rows_locks_its_tips_in_order(conn
 
 def test_correcting_an_outcome_beside_a_write_back_of_its_rows_waits_instead_of_deadlocking(connections) -> None:
     """record_outcome correcting a failure mode takes the attempt's log rows before its tips, as the
-    scorer's write-back of those rows does (its UPDATE, then its trigger). (Before, the attempts'
-    trigger locked the tips first and record_outcome then waited for the rows the write-back held,
-    while the write-back waited for the tips: 40P01.)"""
+    scorer's write-back of those rows does (its UPDATE, then its trigger). (What it guards against: the
+    attempts' trigger locking the tips first, record_outcome then waiting for the rows the
+    write-back holds while the write-back waits for the tips: 40P01.)"""
     setup = connections()
     client = Client(setup)
     rule, run_id = f"rule_{uuid.uuid4().hex[:8]}", f"run-{uuid.uuid4().hex[:8]}"

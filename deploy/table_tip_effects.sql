@@ -1459,7 +1459,17 @@ BEGIN
       -- Identical columns: a member's support is its representative's.
       LEFT JOIN (SELECT u.tip_id, count(*) AS attempts, sum(u.w) AS followed
                    FROM effect_units AS u GROUP BY u.tip_id) AS support ON support.tip_id = c.representative
-     WHERE t.skill = refresh_tip_effects.skill;
+     WHERE t.skill = refresh_tip_effects.skill
+    -- Never a conflict at READ COMMITTED: the fits take turns and the DELETE saw the last one. At
+    -- REPEATABLE READ a fit committed after this transaction's snapshot is invisible to the
+    -- DELETE, and updating its rows fails with 40001, the error such a caller retries (a plain
+    -- INSERT failed with 23505).
+    ON CONFLICT (skill, tip_id) DO UPDATE
+       SET (effect, std_error, lower_bound, upper_bound, attempts, followed_attempts, co_followed_tips,
+            component_tips, method, fitted_at, as_of, parameters)
+         = (excluded.effect, excluded.std_error, excluded.lower_bound, excluded.upper_bound, excluded.attempts,
+            excluded.followed_attempts, excluded.co_followed_tips, excluded.component_tips, excluded.method,
+            excluded.fitted_at, excluded.as_of, excluded.parameters);
     PERFORM ctxgraph._fit_tip_blame(refresh_tip_effects.skill, refresh_tip_effects.as_of);
     RETURN (SELECT count(*) FROM effect_columns);
 END

@@ -828,6 +828,14 @@ DECLARE
     -- The filter on a tip column: nothing for every tip, else membership in $2.
     only_tips CONSTANT text := CASE WHEN _tip_stats_rebuild.tip_ids IS NULL THEN '' ELSE ' AND %s = ANY ($2)' END;
 BEGIN
+    -- 0. A whole skill: no tip is created until the rebuild commits. The locks below hold off the
+    --    writers of every tip that exists, but a tip created meanwhile has no stats row to wait on:
+    --    its first graded attempt, committed between this rebuild's emptying of a level and its
+    --    refill, was kept by the one and inserted again by the other (23505). Updates of the tips
+    --    wait too (evict_tips, embeddings); the write path only reads them, and goes on.
+    IF _tip_stats_rebuild.tip_ids IS NULL THEN
+        EXECUTE format('LOCK TABLE %I.tips IN SHARE MODE', _tip_stats_rebuild.skill);
+    END IF;
     -- 1. Make sure every tip has a stats row and lock those rows in a fixed order (a tip without
     --    one read FOR KEY SHARE, as _tip_stats_lock does, so that a tip deleted meanwhile is skipped).
     EXECUTE format('INSERT INTO ctxgraph.tip_stats AS s (skill, tip_id)

@@ -467,3 +467,85 @@ def test_correcting_an_outcome_beside_a_write_back_of_its_rows_waits_instead_of_
         setup.execute("SELECT ctxgraph.refresh_tip_stats(%s, %s)", (SKILL, [t0, t1, t2]))
         assert maintained_levels(setup, [t0, t1, t2]) == levels
     setup.rollback()
+
+
+def test_a_tip_created_during_a_full_rebuild_waits_for_it(connections) -> None:
+    """A full rebuild of the skill's levels (refresh_tip_stats(skill), and so every follow.*
+    parameter change) holds every tip's stats row, so writers of those tips wait for it; a tip
+    created while it runs has none to wait on. Its creation now waits for the rebuild instead, so
+    the rebuild commits and the levels stay exact. (What it guards against: the new tip's first
+    graded attempt committing between the rebuild's emptying of a level and its refill, which then
+    inserted that attempt's pair a second time: 23505 on tip_attempt_stats_pkey.)"""
+    setup = connections()
+    client = Client(setup)
+    rule, run_id = f"rule_{uuid.uuid4().hex[:8]}", f"run-{uuid.uuid4().hex[:8]}"
+    (old_tip,) = new_tips(setup, rule, 1)
+    recorded_attempt(client, run_id, rule, 1, [old_tip])
+    setup.commit()
+
+    holder, rebuild, writer = connections(), connections(), connections()
+    # The rebuild empties the pairs, then parks in its DELETE of the (tip, rule) rows at the old tip's.
+    holder.execute("SELECT 1 FROM ctxgraph.tip_rule_stats WHERE skill = %s AND tip_id = %s FOR UPDATE",
+                   (SKILL, old_tip))
+    join_rebuild = in_background(rebuild, "SELECT ctxgraph.refresh_tip_stats(%s)", (SKILL,))
+    wait_until_blocked(setup, rebuild)
+
+    outcome: list[str] = []
+    new_tip: list[int] = []
+
+    def first_graded_attempt_of_a_new_tip() -> None:
+        try:
+            writing = Client(writer)
+            new_tip.append(writer.execute("INSERT INTO ctxgraph.tips (skill, rule_id, body) VALUES (%s, %s, %s)"
+                                          " RETURNING id", (SKILL, rule, f"new tip {uuid.uuid4().hex}")).fetchone()[0])
+            recorded_attempt(writing, f"{run_id}-new", rule, 1, new_tip)
+            writer.commit()
+            outcome.append("committed")
+        except psycopg.Error as exc:
+            writer.rollback()
+            outcome.append(f"{exc.sqlstate}: {str(exc).splitlines()[0]}")
+
+    thread = threading.Thread(target=first_graded_attempt_of_a_new_tip)
+    thread.start()
+    deadline = time.monotonic() + 20
+    while thread.is_alive() and setup.execute(
+            "SELECT wait_event_type FROM pg_catalog.pg_stat_activity WHERE pid = %s",
+            (writer.info.backend_pid,)).fetchone()[0] != "Lock":
+        assert time.monotonic() < deadline, "the writer neither finished nor waited"
+        time.sleep(0.01)
+    setup.rollback()
+    holder.commit()
+    assert join_rebuild() == "committed"
+    thread.join(timeout=60)
+    assert outcome == ["committed"]
+
+    tips = [old_tip, *new_tip]
+    levels = maintained_levels(setup, tips)
+    with setup.transaction(force_rollback=True):
+        setup.execute("SELECT ctxgraph.refresh_tip_stats(%s, %s)", (SKILL, tips))
+        assert maintained_levels(setup, tips) == levels
+    setup.rollback()
+
+
+def test_a_fit_at_repeatable_read_behind_a_newer_one_is_a_serialization_failure(connections) -> None:
+    """Two fits of one skill's effects take turns (an advisory lock); a caller at REPEATABLE READ
+    whose snapshot predates the other's committed first fit cannot see those rows to replace
+    them, and gets 40001, the error a caller at that level retries, not 23505 on tip_effects."""
+    setup = connections()
+    skill = f"fit_{uuid.uuid4().hex[:8]}"
+    setup.execute("SELECT ctxgraph.add_skill(%s, 'graded')", (skill,))
+    setup.execute("INSERT INTO ctxgraph.tips (skill, rule_id, body) VALUES (%s, 'r', 'one'), (%s, 'r', 'two')",
+                  (skill, skill))
+    setup.commit()
+    try:
+        late, first = connections(), connections()
+        late.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+        late.execute("SELECT count(*) FROM ctxgraph.tip_effects WHERE skill = %s", (skill,))  # its snapshot
+        first.execute("SELECT ctxgraph.refresh_tip_effects(%s, %s)", (skill, BASE_TIME))
+        first.commit()
+        with pytest.raises(errors.SerializationFailure):
+            late.execute("SELECT ctxgraph.refresh_tip_effects(%s, %s)", (skill, BASE_TIME))
+        late.rollback()
+    finally:
+        setup.execute("SELECT ctxgraph.drop_skill(%s)", (skill,))
+        setup.commit()

@@ -69,6 +69,11 @@ BEGIN
     IF ensure_tip_effects.as_of IS NULL THEN
         RAISE EXCEPTION 'ctxgraph: ensure_tip_effects needs as_of' USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    IF NOT pg_catalog.isfinite(ensure_tip_effects.as_of) THEN
+        -- infinity is no instant: nothing may be retired, restored or fitted "as of" it.
+        RAISE EXCEPTION 'ctxgraph: ensure_tip_effects needs a finite as_of, got %', ensure_tip_effects.as_of
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     -- The same lock refresh_tip_effects takes: the check and the fit it may skip see one state.
     PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('ctxgraph.refresh_tip_effects'),
                                              pg_catalog.hashtext(ensure_tip_effects.skill));

@@ -24,6 +24,11 @@ BEGIN
     IF evict_tips.as_of IS NULL OR evict_tips.dry_run IS NULL THEN
         RAISE EXCEPTION 'ctxgraph: evict_tips needs as_of and dry_run' USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    IF NOT pg_catalog.isfinite(evict_tips.as_of) THEN
+        -- infinity is no instant: nothing may be retired, restored or fitted "as of" it.
+        RAISE EXCEPTION 'ctxgraph: evict_tips needs a finite as_of, got %', evict_tips.as_of
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     -- Decide on effects fitted to exactly the evidence up to as_of (a dry run too: the preview
     -- must be what a real run would do); refit only if the last fit is not that one.
     PERFORM ctxgraph.ensure_tip_effects(evict_tips.skill, evict_tips.as_of);
@@ -72,6 +77,11 @@ BEGIN
     PERFORM ctxgraph._require_skill(restore_tip.skill);
     IF restore_tip.tip_id IS NULL OR restore_tip.as_of IS NULL THEN
         RAISE EXCEPTION 'ctxgraph: restore_tip needs tip_id and as_of' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF NOT pg_catalog.isfinite(restore_tip.as_of) THEN
+        -- infinity is no instant: nothing may be retired, restored or fitted "as of" it.
+        RAISE EXCEPTION 'ctxgraph: restore_tip needs a finite as_of, got %', restore_tip.as_of
+            USING ERRCODE = 'invalid_parameter_value';
     END IF;
     SELECT t.retired_at INTO was_retired FROM ctxgraph.tips AS t
      WHERE t.skill = restore_tip.skill AND t.id = restore_tip.tip_id

@@ -49,6 +49,11 @@ BEGIN
     IF _tip_evidence_arguments.as_of IS NULL THEN
         RAISE EXCEPTION 'ctxgraph: tip_evidence needs as_of' USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    IF NOT pg_catalog.isfinite(_tip_evidence_arguments.as_of) THEN
+        -- infinity is no instant: nothing may be retired, restored or fitted "as of" it.
+        RAISE EXCEPTION 'ctxgraph: tip_evidence needs a finite as_of, got %', _tip_evidence_arguments.as_of
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
 END
 $$;
 

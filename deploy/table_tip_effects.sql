@@ -1155,6 +1155,11 @@ BEGIN
     IF refresh_tip_effects.as_of IS NULL THEN
         RAISE EXCEPTION 'ctxgraph: refresh_tip_effects needs as_of' USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    IF NOT pg_catalog.isfinite(refresh_tip_effects.as_of) THEN
+        -- infinity is no instant: nothing may be retired, restored or fitted "as of" it.
+        RAISE EXCEPTION 'ctxgraph: refresh_tip_effects needs a finite as_of, got %', refresh_tip_effects.as_of
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     -- One fit per skill at a time: two passes ending together would otherwise both replace the
     -- skill's rows. The second waits, then refits on what the first committed.
     PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('ctxgraph.refresh_tip_effects'),

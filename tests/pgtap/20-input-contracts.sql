@@ -3,7 +3,7 @@
 -- Every refusal carries the SQLSTATE the README documents (22004 for NULL, 22023 for a bad value)
 -- and writes nothing.
 BEGIN;
-SELECT plan(46);
+SELECT plan(52);
 
 SELECT ctxgraph.add_skill('ic20', 'graded') AS added \gset
 SELECT tests.make_tip('stig', 'ic-rule', 'input contract tip A') AS tip_a,
@@ -78,6 +78,22 @@ SELECT throws_ok($$SELECT * FROM ctxgraph.tip_evidence(NULL)$$, '22004', NULL, '
 SELECT throws_ok($$SELECT * FROM ctxgraph.tip_evidence('nosuch')$$, '22023', NULL, 'tip_evidence of an unknown skill raises 22023');
 SELECT throws_ok($$SELECT * FROM ctxgraph.tip_evidence('stig', NULL)$$, '22004', NULL, 'tip_evidence with a NULL as_of raises 22004');
 SELECT lives_ok($$SELECT * FROM ctxgraph.eviction_candidates$$, 'eviction_candidates still reads every skill''s evidence');
+
+-- ---------------------------------------------------------------------------------------------
+-- An as_of of infinity is no instant: 22023, before anything is recorded at it (6)
+-- ---------------------------------------------------------------------------------------------
+SELECT throws_ok($$SELECT ctxgraph.evict_tips('stig', 'infinity', false)$$, '22023', NULL,
+                 'evict_tips at infinity raises 22023 (it would record tips retired at infinity)');
+SELECT throws_ok($$SELECT ctxgraph.evict_tips('stig', '-infinity', true)$$, '22023', NULL,
+                 'evict_tips at -infinity raises 22023, a dry run too');
+SELECT throws_ok(format($$SELECT ctxgraph.restore_tip('stig', %s, 'infinity')$$, :tip_a), '22023', NULL,
+                 'restore_tip at infinity raises 22023');
+SELECT throws_ok($$SELECT * FROM ctxgraph.tip_evidence('stig', 'infinity')$$, '22023', NULL,
+                 'tip_evidence at infinity raises 22023');
+SELECT throws_ok($$SELECT ctxgraph.ensure_tip_effects('stig', 'infinity')$$, '22023', NULL,
+                 'ensure_tip_effects at infinity raises 22023');
+SELECT throws_ok($$SELECT ctxgraph.refresh_tip_effects('stig', 'infinity')$$, '22023', NULL,
+                 'refresh_tip_effects at infinity raises 22023');
 SELECT throws_ok($$SELECT * FROM ctxgraph.rule_ranking(NULL, 'ic-rule')$$, '22004', NULL, 'rule_ranking with a NULL skill raises 22004');
 SELECT throws_ok($$SELECT * FROM ctxgraph.rule_ranking('nosuch', 'ic-rule')$$, '22023', NULL, 'rule_ranking of an unknown skill raises 22023');
 SELECT throws_ok($$SELECT * FROM ctxgraph.rule_ranking('stig', NULL)$$, '22004', NULL, 'rule_ranking with a NULL rule raises 22004');

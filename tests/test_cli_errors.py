@@ -110,3 +110,39 @@ def test_a_schema_without_an_object_exits_3_not_a_traceback(conn: psycopg.Connec
     assert process.returncode == 3, (out, err)
     assert err.splitlines() == [
         'ctxgraph audit: database error: relation "ctxgraph.follow_anomalies" does not exist (SQLSTATE 42P01)']
+
+
+@pytest.mark.parametrize("url, message", [
+    ("http://[::1/v1", "not a URL"),
+    ("http://127.0.0.1:99999/v1", "port must be between 1 and 65535"),
+    ("ftp://127.0.0.1/v1", "must be an http(s) base URL"),
+])
+def test_a_judge_url_that_cannot_be_one_is_a_usage_error(url: str, message: str, capsys) -> None:
+    from ctxgraph import cli
+
+    with pytest.raises(SystemExit) as exit_:
+        cli.build_parser().parse_args(["score", "--skill", "stig", "--run", "r", "--log", "x.jsonl",
+                                       "--judge-url", url])
+    assert exit_.value.code == 2
+    assert message in capsys.readouterr().err
+
+
+def test_an_interrupted_command_says_what_it_kept(monkeypatch, capsys) -> None:
+    from ctxgraph import cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setitem(cli.COMMANDS, "load", interrupted)
+    assert cli.main(["load", "--skill", "stig", "--tips", "t.jsonl", "--log", "l.jsonl"]) == 130
+    assert capsys.readouterr().err == ("ctxgraph load: interrupted; the files loaded before the one being read are"
+                                       " kept, nothing of that one\n")
+
+
+def test_a_count_past_the_database_integer_is_a_usage_error(capsys) -> None:
+    from ctxgraph import cli
+
+    with pytest.raises(SystemExit) as exit_:
+        cli.build_parser().parse_args(["audit", "--skill", "stig", "--top", "99999999999999999999"])
+    assert exit_.value.code == 2
+    assert "must be at most 2147483647" in capsys.readouterr().err

@@ -217,3 +217,95 @@ def test_label_files_are_checked(tmp_path: Path) -> None:
     none.write_text("a,b\n1,2\n")
     with pytest.raises(evaluation.LabelError, match="no 'followed' column"):
         evaluation.read_labels(none)
+
+
+# -- Hostile lines: named, in both modes, nothing kept ------------------------------------------------
+ATTEMPT = {"type": "attempt", "run_id": "r1", "rule_id": "r", "attempt_number": 1, "result": {"passed": True}}
+
+
+def _retrieval(**changes: object) -> str:
+    line = {**json.loads(RETRIEVAL), **changes}
+    return json.dumps(line)
+
+
+@pytest.mark.parametrize("bulk", [True, False], ids=["bulk", "per_call"])
+@pytest.mark.parametrize("line, message", [
+    ('{"type": "retrieval", "run_id": "r\\ud800", "rule_id": "r", "attempt_number": 1, '
+     '"retrieved_at": "2026-05-01T10:00:00Z", "tips": [{"tip_ref": "a"}]}', "lone UTF-16 surrogate"),
+    (json.dumps({**ATTEMPT, "approach": "a\u0000b"}), "NUL character"),
+    ('{"type": "note", "nested": ' + "[" * 100_000 + "]" * 100_000 + "}", "nested too deeply"),
+    (_retrieval(tips=[{"tip_ref": ["a"]}]), r"unknown tip_ref \['a'\]"),
+    (_retrieval(tips=[{"tip_ref": "a", "similarity_score": 10**400}]), "too large"),
+    (json.dumps({**ATTEMPT, "attempt_number": 2**40}), "attempt_number 1099511627776 is out of range"),
+    (json.dumps({**ATTEMPT, "attempt_number": "1"}), "attempt_number must be an integer, got '1'"),
+], ids=["surrogate", "nul", "nesting", "tip_ref_list", "huge_score", "int8_attempt", "string_attempt"])
+def test_a_hostile_line_is_named_in_both_modes_and_nothing_is_kept(conn: psycopg.Connection, tmp_path: Path,
+                                                                   bulk: bool, line: str, message: str) -> None:
+    """JSON the write path cannot take is the loader's to refuse, by line, whichever mode loads it:
+    never a traceback, a client-side database error, or a value one mode takes and the other not."""
+    skill = f"bad_{uuid.uuid4().hex[:6]}"
+    conn.execute("SELECT ctxgraph.add_skill(%s, 'graded')", (skill,))
+    conn.commit()
+    tips, log = _bad_log(tmp_path, [RETRIEVAL, line])
+    refs = loader.load_tips(conn, skill, tips)
+    conn.commit()
+    with pytest.raises(loader.LoadError, match=f"run.jsonl:2: .*{message}"):
+        loader.load_run(conn, skill, log, refs, bulk=bulk)
+    conn.rollback()
+    left = conn.execute("SELECT (SELECT count(*) FROM ctxgraph.runs WHERE skill = %(s)s),"
+                        " (SELECT count(*) FROM ctxgraph.tip_retrievals WHERE skill = %(s)s)", {"s": skill}).fetchone()
+    conn.rollback()
+    assert left == (0, 0)
+
+
+def test_a_per_call_refusal_names_its_line(conn: psycopg.Connection, tmp_path: Path) -> None:
+    """The per-call replay reports the write path's refusal at its line, as the bulk load does."""
+    skill = f"bad_{uuid.uuid4().hex[:6]}"
+    conn.execute("SELECT ctxgraph.add_skill(%s, 'graded')", (skill,))
+    conn.commit()
+    tips, log = _bad_log(tmp_path, [RETRIEVAL, json.dumps({**ATTEMPT, "attempt_number": -1})])
+    refs = loader.load_tips(conn, skill, tips)
+    conn.commit()
+    with pytest.raises(loader.LoadError, match=r"run.jsonl:2: ctxgraph: attempt_number must be 1 or more.*SQLSTATE 22023"):
+        loader.load_run(conn, skill, log, refs, bulk=False)
+    conn.rollback()
+
+
+def test_tips_and_logs_the_loader_cannot_read_are_refused(conn: psycopg.Connection, tmp_path: Path) -> None:
+    skill = f"bad_{uuid.uuid4().hex[:6]}"
+    conn.execute("SELECT ctxgraph.add_skill(%s, 'graded')", (skill,))
+    conn.commit()
+    listed = tmp_path / "tips.jsonl"
+    listed.write_text(json.dumps({"tip_ref": "a", "rule_id": ["r"], "body": "Tip A."}) + "\n")
+    with pytest.raises(loader.LoadError, match=r"tips.jsonl:1: rule_id must be a string, got \['r'\]"):
+        loader.load_tips(conn, skill, listed)
+    conn.rollback()
+    assert conn.execute("SELECT count(*) FROM ctxgraph.tips WHERE skill = %s", (skill,)).fetchone()[0] == 0
+    conn.rollback()
+    with pytest.raises(loader.LoadError, match="cannot read"):
+        loader.load_run(conn, skill, tmp_path, {})
+    conn.rollback()
+    refused = ctxgraph("load", "--skill", skill, "--tips", str(listed), "--log", str(tmp_path))
+    assert refused.returncode == 2 and refused.stderr.strip() == f"ctxgraph load: not a file: {tmp_path}"
+
+
+def test_audit_to_a_path_it_cannot_write_exits_2(sample_skill: str, tmp_path: Path) -> None:
+    refused = ctxgraph("audit", "--skill", sample_skill, "--html", str(tmp_path))
+    assert refused.returncode == 2, refused.stderr
+    assert refused.stderr.startswith(f"ctxgraph audit: cannot write {tmp_path}: ")
+
+
+def test_label_files_that_are_not_utf8_csv_are_refused_and_a_bom_is_not_a_column(tmp_path: Path) -> None:
+    good = (SAMPLE / "gold_labels.csv").read_text(encoding="utf-8")
+    bom = tmp_path / "bom.csv"
+    bom.write_text("\ufeff" + good, encoding="utf-8")
+    assert evaluation.read_labels(bom, SAMPLE / "tips.jsonl") == evaluation.read_labels(
+        SAMPLE / "gold_labels.csv", SAMPLE / "tips.jsonl")
+    latin = tmp_path / "latin.csv"
+    latin.write_bytes("followed,retrieval_id\ntrue,1\n".encode() + b"caf\xe9,2\n")
+    with pytest.raises(evaluation.LabelError, match="not UTF-8 text"):
+        evaluation.read_labels(latin)
+    huge = tmp_path / "huge.csv"
+    huge.write_text("followed,retrieval_id,note\ntrue,1," + "x" * 200_000 + "\n")
+    with pytest.raises(evaluation.LabelError, match="not a CSV file"):
+        evaluation.read_labels(huge)

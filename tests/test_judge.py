@@ -745,3 +745,16 @@ def test_list_models_rejects_non_model_lists() -> None:
     transport = httpx.MockTransport(lambda request: httpx.Response(200, json={"models": []}))
     with pytest.raises(JudgeError, match="model list"):
         list_models("http://judge.invalid/v1", transport=transport)
+
+
+def test_a_reply_nested_too_deep_is_a_parse_error_and_text_no_column_holds_is_replaced() -> None:
+    with pytest.raises(VerdictParseError, match="nested too deeply"):
+        parse_verdict('{"followed": true, "reasoning": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    verdict = parse_verdict('{"followed": true, "reasoning": "a\\u0000b \\ud800c"}')
+    assert verdict == Verdict(followed=True, reasoning="a\ufffdb ?c")
+
+
+def test_model_ids_no_column_holds_are_a_judge_error() -> None:
+    with StubServer(models=["ok", "bad\ud800"]) as server:
+        with pytest.raises(JudgeError, match="not storable text"):
+            list_models(server.base_url)

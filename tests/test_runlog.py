@@ -526,3 +526,14 @@ def test_index_accepts_plain_attempt_lists() -> None:
     rec = parse_run_log(lines(attempt(attempt_id=9))).attempts[0]
     idx = ScriptIndex([rec])
     assert idx.by_attempt_id(9) is rec
+
+
+def test_lines_that_are_not_text_or_nest_too_deep_are_problems_not_failures() -> None:
+    """A lone surrogate escape in a script (it could be neither hashed nor stored) and JSON nested
+    past the parser's depth are each that line's problem; the other lines are read."""
+    surrogate = json.dumps(attempt(attempt_number=1)).replace("echo fix", "echo \\ud800").encode()
+    deep = b'{"type": "note", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    log = parse_run_log(lines(surrogate, deep, attempt(attempt_number=2)))
+    assert kinds(log) == ["invalid_utf8", "invalid_json"]
+    assert [p.line_no for p in log.problems] == [1, 2]
+    assert [a.attempt_number for a in log.attempts] == [2]

@@ -149,3 +149,16 @@ def test_spearman_uses_average_ranks_for_ties() -> None:
     assert simulate.spearman([1, 2, 3], [3, 2, 1]) == pytest.approx(-1.0)
     assert simulate.spearman([1, 1, 1], [1, 2, 3]) is None
     assert simulate.spearman([1], [1]) is None
+
+
+def test_world_files_that_are_not_utf8_json_or_hold_huge_numbers_are_world_errors(tmp_path: Path) -> None:
+    latin = tmp_path / "latin.json"
+    latin.write_bytes(b'{"name": "caf\xe9"}')
+    with pytest.raises(simulate.WorldError, match="is not UTF-8 text"):
+        simulate.load_world(latin)
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"name": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(simulate.WorldError, match="is not JSON: JSON nested too deeply"):
+        simulate.load_world(deep)
+    with pytest.raises(simulate.WorldError, match="parameters.effects.ridge_lambda must be a number"):
+        simulate.validate_world({**SMALL, "parameters": {"effects.ridge_lambda": 10**400}})

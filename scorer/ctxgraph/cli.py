@@ -29,7 +29,26 @@ def _positive_int(text: str) -> int:
     value = int(text)
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    if value > 2**31 - 1:
+        raise argparse.ArgumentTypeError(f"must be at most {2**31 - 1} (the database's integer), got {value}")
     return value
+
+
+def _judge_url(text: str) -> str:
+    import httpx
+
+    if not text:  # CTXGRAPH_JUDGE_URL set empty: no judge
+        return text
+    try:
+        url = httpx.URL(text)
+        port = url.port
+    except (httpx.InvalidURL, ValueError) as exc:
+        raise argparse.ArgumentTypeError(f"not a URL: {exc}") from exc
+    if url.scheme not in ("http", "https") or not url.host:
+        raise argparse.ArgumentTypeError(f"must be an http(s) base URL such as http://127.0.0.1:8000/v1, got {text!r}")
+    if port is not None and not 1 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"port must be between 1 and 65535, got {port}")
+    return text
 
 
 def _reasons(text: str) -> tuple[str, ...]:
@@ -72,6 +91,7 @@ def build_parser() -> argparse.ArgumentParser:
     score.add_argument("--log", required=True, type=Path, help="the run's JSONL log")
     score.add_argument(
         "--judge-url",
+        type=_judge_url,
         default=os.environ.get("CTXGRAPH_JUDGE_URL"),
         help="OpenAI-compatible base URL of the judge, e.g. http://127.0.0.1:8000/v1 (default: CTXGRAPH_JUDGE_URL)",
     )
@@ -259,7 +279,8 @@ def _load(args: argparse.Namespace) -> int:
 
     for path in [args.tips, *args.log]:
         if not path.is_file():
-            print(f"ctxgraph load: file not found: {path}", file=sys.stderr)
+            problem = "not a file" if path.exists() else "file not found"
+            print(f"ctxgraph load: {problem}: {path}", file=sys.stderr)
             return EXIT_USAGE
     conn = _connect()
     with conn:
@@ -274,7 +295,7 @@ def _load(args: argparse.Namespace) -> int:
                 for run in loader.load_run(conn, args.skill, path, tips, bulk=not args.per_call):
                     print(f"run {run.run_id}: {run.attempts} attempts, {run.retrievals} retrievals from {path}")
         except (loader.LoadError, psycopg.Error) as exc:
-            if isinstance(exc, psycopg.Error) and not _refused_by_write_path(exc):
+            if isinstance(exc, psycopg.Error) and not loader.refused_by_write_path(exc):
                 raise  # the database failed, not the file: exit 3 like every other command
             print(f"ctxgraph load: {_one_line(exc)} (nothing from that file was kept)", file=sys.stderr)
             return EXIT_USAGE
@@ -290,8 +311,12 @@ def _audit(args: argparse.Namespace) -> int:
     if args.html:
         from ctxgraph import html_report
 
-        args.html.parent.mkdir(parents=True, exist_ok=True)
-        args.html.write_text(html_report.render_html(data), encoding="utf-8")
+        try:
+            args.html.parent.mkdir(parents=True, exist_ok=True)
+            args.html.write_text(html_report.render_html(data), encoding="utf-8")
+        except OSError as exc:
+            print(f"ctxgraph audit: cannot write {args.html}: {exc.strerror or exc}", file=sys.stderr)
+            return EXIT_USAGE
     if args.only:
         wanted = [key.strip() for key in args.only.split(",") if key.strip()]
         unknown = [key for key in wanted if data.section(key) is None]
@@ -363,18 +388,20 @@ COMMANDS = {"score": _score, "load": _load, "audit": _audit, "evaluate": _evalua
             "calibrate": _calibrate}
 
 
-def _refused_by_write_path(exc: BaseException) -> bool:
-    """True for the write path's documented refusals (SQLSTATE 22xxx, 23xxx, P0001, P0002): bad input."""
-    sqlstate = getattr(exc, "sqlstate", None) or ""
-    return sqlstate[:2] in ("22", "23") or sqlstate in ("P0001", "P0002")
-
-
 def _one_line(exc: BaseException) -> str:
     """The first line of an error's message (libpq adds lines such as 'server closed the connection')."""
     lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
     text = lines[0] if lines else type(exc).__name__
     sqlstate = getattr(exc, "sqlstate", None)
     return f"{text} (SQLSTATE {sqlstate})" if sqlstate else text
+
+
+# What an interrupted command leaves, by command (each commits as the README says; the rest write nothing).
+INTERRUPTED = {
+    "score": "written rows and answered verdicts are kept, the rest is scored next time",
+    "load": "the files loaded before the one being read are kept, nothing of that one",
+    "simulate": "its database is dropped, nothing is kept",
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -393,8 +420,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return COMMANDS[command](args)
     except KeyboardInterrupt:
-        print("ctxgraph: interrupted; written rows and answered verdicts are kept, the rest is scored next time",
-              file=sys.stderr)
+        print(f"ctxgraph {command}: interrupted; {INTERRUPTED.get(command, 'nothing was written')}", file=sys.stderr)
         return 130
     except store.UnknownSkill as exc:
         return fail(str(exc), EXIT_USAGE)

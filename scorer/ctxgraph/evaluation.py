@@ -9,7 +9,6 @@ to name the retrieval: ``retrieval_id``; or ``run_id, rule_id, attempt_number`` 
 from __future__ import annotations
 
 import csv
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +17,7 @@ import psycopg
 import numpy as np
 
 from ctxgraph import calibration as cal
+from ctxgraph import jsontext
 from ctxgraph.follow_signal import SIGNAL_VERSION
 from ctxgraph.store import Client, Store, require_skill
 
@@ -48,11 +48,21 @@ def read_labels(path: Path, tips_path: Path | None = None) -> list[dict]:
         for number, raw in enumerate(tips_path.read_text(encoding="utf-8").splitlines(), start=1):
             if raw.strip():
                 try:
-                    item = json.loads(raw)
+                    item = jsontext.loads(raw)
                     bodies[item["tip_ref"]] = item["body"]
                 except (ValueError, KeyError, TypeError) as exc:
                     raise LabelError(f"{tips_path}:{number}: not a tip line ({exc})") from exc
-    with path.open(newline="", encoding="utf-8") as handle:
+    try:
+        return _label_rows(path, bodies)
+    except UnicodeDecodeError as exc:
+        raise LabelError(f"{path}: not UTF-8 text ({exc.reason} at byte {exc.start})") from exc
+    except csv.Error as exc:
+        raise LabelError(f"{path}: not a CSV file ({exc})") from exc
+
+
+def _label_rows(path: Path, bodies: dict[str, str]) -> list[dict]:
+    # utf-8-sig: a spreadsheet's byte-order mark is not part of the first column's name.
+    with path.open(newline="", encoding="utf-8-sig") as handle:
         reader = csv.DictReader(handle)
         fields = set(reader.fieldnames or [])
         if "followed" not in fields:

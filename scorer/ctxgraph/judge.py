@@ -35,6 +35,8 @@ from typing import Any, Final
 
 import httpx
 
+from ctxgraph import jsontext
+
 __all__ = [
     "SCHEMA",
     "USER_MARKER",
@@ -136,7 +138,7 @@ def parse_verdict(text: str) -> Verdict:
             raise VerdictParseError("reply starts a code fence but is not exactly one fenced block")
         body = fence.group(1).strip()
     try:
-        obj = json.loads(body, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants)
+        obj = jsontext.loads(body, object_pairs_hook=_no_duplicate_keys, parse_constant=_no_constants)
     except VerdictParseError:
         raise
     except ValueError as exc:
@@ -152,6 +154,9 @@ def parse_verdict(text: str) -> Verdict:
         raise VerdictParseError(f'"followed" must be a JSON boolean, got {json.dumps(followed)}')
     if not isinstance(reasoning, str):
         raise VerdictParseError(f'"reasoning" must be a JSON string, got {json.dumps(reasoning)}')
+    if jsontext.text_problem(reasoning) is not None:
+        # Free text kept for people: what text cannot hold becomes U+FFFD, the verdict stands.
+        reasoning = reasoning.replace("\x00", "\ufffd").encode("utf-8", "replace").decode("utf-8")
     return Verdict(followed=followed, reasoning=reasoning)
 
 
@@ -617,7 +622,7 @@ class JudgeClient:
                 status = response.status_code
                 if 200 <= status < 300:
                     try:
-                        return response.json(), attempt
+                        return jsontext.loads(response.content), attempt
                     except ValueError:
                         # A 200 that is not JSON is a proxy or server glitch, not the model's answer.
                         code = ERR_HTTP
@@ -740,10 +745,12 @@ def list_models(
     if response.status_code != 200:
         raise JudgeError(f"GET {url} answered HTTP {response.status_code}: {_clip(response.text)}")
     try:
-        data = response.json()["data"]
+        data = jsontext.loads(response.content)["data"]
         ids = [item["id"] for item in data]
     except (ValueError, KeyError, TypeError) as exc:
         raise JudgeError(f"GET {url} did not return an OpenAI model list: {_clip(response.text)}") from exc
     if not all(isinstance(i, str) for i in ids):
         raise JudgeError(f"GET {url} returned non-string model ids")
+    if jsontext.text_problem(ids) is not None:
+        raise JudgeError(f"GET {url} returned a model id that is not storable text: {jsontext.text_problem(ids)}")
     return ids

@@ -17,7 +17,6 @@ written again from its first line, up to ``DEADLOCK_RETRIES`` times.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime
@@ -26,9 +25,10 @@ from typing import Any
 
 import psycopg
 
+from ctxgraph import jsontext
 from ctxgraph.store import DEADLOCK_RETRIES, Client, Store, run_in_transaction
 
-__all__ = ["LoadError", "RunLoaded", "load_run", "load_tips", "stage_lines"]
+__all__ = ["LoadError", "RunLoaded", "load_run", "load_tips", "refused_by_write_path", "stage_lines"]
 
 
 class LoadError(ValueError):
@@ -43,16 +43,31 @@ class RunLoaded:
 
 
 def _lines(path: Path):
-    with path.open("rb") as handle:
-        for number, raw in enumerate(handle, start=1):
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise LoadError(f"{path}: cannot read: {exc.strerror or exc}") from exc
+    with handle:
+        number = 0
+        while True:
+            try:
+                raw = handle.readline()
+            except OSError as exc:
+                raise LoadError(f"{path}:{number + 1}: cannot read: {exc.strerror or exc}") from exc
+            if not raw:
+                return
+            number += 1
             if not raw.strip():
                 continue
             try:
-                item = json.loads(raw.decode("utf-8"))
+                item = jsontext.loads(raw.decode("utf-8"))
             except (UnicodeDecodeError, ValueError) as exc:
                 raise LoadError(f"{path}:{number}: not a JSON line ({exc})") from exc
             if not isinstance(item, dict):
                 raise LoadError(f"{path}:{number}: not a JSON object")
+            problem = jsontext.text_problem(item)
+            if problem is not None:
+                raise LoadError(f"{path}:{number}: {problem}")
             yield number, item
 
 
@@ -82,6 +97,8 @@ def load_tips(conn: psycopg.Connection, skill: str, path: Path) -> dict[str, int
             ref, body, rule_id = item.get("tip_ref"), item.get("body"), item.get("rule_id")
             if not isinstance(ref, str) or not isinstance(body, str) or not body.strip():
                 raise LoadError(f"{path}:{number}: a tip needs a string tip_ref and a non-empty body")
+            if rule_id is not None and not isinstance(rule_id, str):
+                raise LoadError(f"{path}:{number}: rule_id must be a string, got {rule_id!r}")
             if ref in refs:
                 raise LoadError(f"{path}:{number}: tip_ref {ref!r} appears twice")
             refs[ref] = store.tip_id_for(skill, rule_id, body)
@@ -108,11 +125,37 @@ def _text(path: Path, number: int, item: dict, key: str) -> str | None:
     return value
 
 
+# The write path's integers are PostgreSQL integers.
+_INT4 = range(-2**31, 2**31)
+
+
 def _integer(path: Path, number: int, item: dict, key: str) -> int | None:
     value = item.get(key)
     if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
         raise LoadError(f"{path}:{number}: {key} must be an integer, got {value!r}")
+    if value is not None and value not in _INT4:
+        raise LoadError(f"{path}:{number}: {key} {value} is out of range (at most {_INT4.stop - 1})")
     return value
+
+
+def _scores(path: Path, number: int, tips: list[dict]) -> list[float | None]:
+    scores = [t.get("similarity_score") for t in tips]
+    if any(s is not None and (isinstance(s, bool) or not isinstance(s, (int, float))) for s in scores):
+        raise LoadError(f"{path}:{number}: similarity_score must be a number")
+    try:
+        return [None if s is None else float(s) for s in scores]
+    except OverflowError as exc:
+        raise LoadError(f"{path}:{number}: similarity_score is too large for a number") from exc
+
+
+def _tip_ids(path: Path, number: int, item: dict, tip_ids: dict[str, int]) -> list[int]:
+    tips = item.get("tips")
+    if not isinstance(tips, list) or not all(isinstance(t, dict) for t in tips):
+        raise LoadError(f"{path}:{number}: a retrieval line needs a list of tips")
+    unknown = [t.get("tip_ref") for t in tips if not isinstance(t.get("tip_ref"), str) or t["tip_ref"] not in tip_ids]
+    if unknown:
+        raise LoadError(f"{path}:{number}: unknown tip_ref {', '.join(map(repr, unknown))}")
+    return [tip_ids[t["tip_ref"]] for t in tips]
 
 
 def stage_lines(path: Path, tip_ids: dict[str, int]) -> Iterator[tuple[Any, ...]]:
@@ -127,22 +170,13 @@ def stage_lines(path: Path, tip_ids: dict[str, int]) -> Iterator[tuple[Any, ...]
     for number, item in _lines(path):
         kind = item.get("type")
         if kind == "retrieval":
-            tips = item.get("tips")
-            if not isinstance(tips, list) or not all(isinstance(t, dict) for t in tips):
-                raise LoadError(f"{path}:{number}: a retrieval line needs a list of tips")
-            unknown = [t.get("tip_ref") for t in tips if t.get("tip_ref") not in tip_ids]
-            if unknown:
-                raise LoadError(f"{path}:{number}: unknown tip_ref {', '.join(map(str, unknown))}")
-            scores = [t.get("similarity_score") for t in tips]
-            if any(s is not None and (isinstance(s, bool) or not isinstance(s, (int, float)))
-                   for s in scores):
-                raise LoadError(f"{path}:{number}: similarity_score must be a number")
+            ids = _tip_ids(path, number, item, tip_ids)
+            scores = _scores(path, number, item["tips"])
             retrieved_at = _time(path, number, item.get("retrieved_at"))
             if retrieved_at is None:
                 raise LoadError(f"{path}:{number}: a retrieval line needs retrieved_at")
             yield (number, kind, _text(path, number, item, "run_id"), _text(path, number, item, "rule_id"),
-                   _integer(path, number, item, "attempt_number"), retrieved_at,
-                   [tip_ids[t["tip_ref"]] for t in tips], [None if s is None else float(s) for s in scores],
+                   _integer(path, number, item, "attempt_number"), retrieved_at, ids, scores,
                    None, None, None, None, None)
         elif kind == "attempt":
             result = item.get("result") or {}
@@ -185,46 +219,43 @@ def _load_run_bulk(conn: psycopg.Connection, skill: str, path: Path,
     return run_in_transaction(conn, write, deadlock_retries=deadlock_retries)
 
 
+def refused_by_write_path(exc: BaseException) -> bool:
+    """True for the write path's documented refusals (SQLSTATE 22xxx, 23xxx, P0001, P0002): bad input."""
+    sqlstate = getattr(exc, "sqlstate", None) or ""
+    return sqlstate[:2] in ("22", "23") or sqlstate in ("P0001", "P0002")
+
+
 def _load_run_per_call(conn: psycopg.Connection, skill: str, path: Path,
                        tip_ids: dict[str, int], deadlock_retries: int) -> list[RunLoaded]:
     client = Client(conn)
+    store = Store(conn)
 
     def replay() -> list[RunLoaded]:
-        pending: dict[tuple[str, str, int], list[int]] = {}
-        loaded: dict[str, list[int]] = {}
-        for number, item in _lines(path):
-            kind = item.get("type")
-            if kind == "retrieval":
-                run_id, rule_id, attempt = item.get("run_id"), item.get("rule_id"), item.get("attempt_number")
-                tips = item.get("tips")
-                if not isinstance(tips, list) or not all(isinstance(t, dict) for t in tips):
-                    raise LoadError(f"{path}:{number}: a retrieval line needs a list of tips")
-                unknown = [t.get("tip_ref") for t in tips if t.get("tip_ref") not in tip_ids]
-                if unknown:
-                    raise LoadError(f"{path}:{number}: unknown tip_ref {', '.join(map(str, unknown))}")
-                retrieved_at = _time(path, number, item.get("retrieved_at"))
-                if retrieved_at is None:
-                    raise LoadError(f"{path}:{number}: a retrieval line needs retrieved_at")
-                ids = client.log_retrievals(skill, run_id, rule_id, [tip_ids[t["tip_ref"]] for t in tips],
-                                            [t.get("similarity_score") for t in tips], retrieved_at)
-                pending.setdefault((run_id, rule_id, attempt), []).extend(ids)
-                loaded.setdefault(run_id, [0, 0])[1] += len(ids)
-            elif kind == "attempt":
-                run_id, rule_id, attempt = item.get("run_id"), item.get("rule_id"), item.get("attempt_number")
-                result = item.get("result") or {}
-                if not isinstance(result, dict) or not isinstance(result.get("passed"), bool):
-                    raise LoadError(f"{path}:{number}: an attempt line needs result.passed (true or false)")
-                attempt_id = client.save_attempt(skill, run_id, rule_id, attempt, item.get("approach"),
-                                                 _time(path, number, item.get("started_at")),
-                                                 _time(path, number, item.get("ended_at")))
-                retrievals = pending.pop((run_id, rule_id, attempt), [])
-                if retrievals:
-                    client.update_retrieval_attempt_ids(skill, retrievals, attempt_id)
-                client.record_outcome(skill, attempt_id, result["passed"], result.get("failure_mode"))
-                loaded.setdefault(run_id, [0, 0])[0] += 1
-            elif kind == "run_end" and item.get("ended_at"):
-                Store(conn).set_run_ended(skill, item.get("run_id"), _time(path, number, item["ended_at"]))
-            # run_start, note, eval_detail and unknown types carry nothing the write path takes.
+        pending: dict[tuple[Any, Any, Any], list[int]] = {}
+        loaded: dict[Any, list[int]] = {}
+        # The lines the bulk load stages, with its checks and values: both modes take and refuse
+        # the same lines. A call the write path refuses is reported at its line, as the bulk load's.
+        for (number, kind, run_id, rule_id, attempt, retrieved_at, ids, scores, approach, started_at, ended_at,
+             passed, failure_mode) in stage_lines(path, tip_ids):
+            try:
+                if kind == "retrieval":
+                    logged = client.log_retrievals(skill, run_id, rule_id, ids, scores, retrieved_at)
+                    pending.setdefault((run_id, rule_id, attempt), []).extend(logged)
+                    loaded.setdefault(run_id, [0, 0])[1] += len(logged)
+                elif kind == "attempt":
+                    attempt_id = client.save_attempt(skill, run_id, rule_id, attempt, approach, started_at, ended_at)
+                    retrievals = pending.pop((run_id, rule_id, attempt), [])
+                    if retrievals:
+                        client.update_retrieval_attempt_ids(skill, retrievals, attempt_id)
+                    client.record_outcome(skill, attempt_id, passed, failure_mode)
+                    loaded.setdefault(run_id, [0, 0])[0] += 1
+                else:
+                    store.set_run_ended(skill, run_id, ended_at)
+            except psycopg.Error as exc:
+                if not refused_by_write_path(exc):
+                    raise
+                message = next((line.strip() for line in str(exc).splitlines() if line.strip()), type(exc).__name__)
+                raise LoadError(f"{path}:{number}: {message} (SQLSTATE {exc.sqlstate})") from exc
         return [RunLoaded(run_id, counts[0], counts[1]) for run_id, counts in loaded.items()]
 
     return run_in_transaction(conn, replay, deadlock_retries=deadlock_retries)

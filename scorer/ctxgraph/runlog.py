@@ -10,8 +10,8 @@ The agent writes one JSON object per line. Attempt lines carry the Worker's whol
 ``type`` (``run_start``, ``retrieval``, ...) are skipped and counted. A malformed line never stops the
 read: it is recorded as a :class:`Problem` and skipped, so one bad line costs one attempt, not the run.
 
-This module is a leaf: it reads files and builds in-memory indexes, it never speaks SQL and never
-imports the other ctxgraph modules. It never truncates a script.
+This module is a leaf: it reads files and builds in-memory indexes, it never speaks SQL and imports
+no other ctxgraph module but ``jsontext`` (a leaf too). It never truncates a script.
 """
 
 from __future__ import annotations
@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from os import PathLike
 from typing import Any, Protocol
+
+from ctxgraph import jsontext
 
 __all__ = [
     "AttemptRecord",
@@ -200,13 +202,20 @@ def parse_run_log(lines: Iterable[bytes], run_id: str | None = None) -> RunLog:
         if not text.strip():
             continue
         try:
-            obj = json.loads(text)
+            obj = jsontext.loads(text)
         except ValueError as exc:
             kind = TRUNCATED_LINE if cut_off else INVALID_JSON
             log.problems.append(Problem(line_no, kind, _cut_detail(cut_off, str(exc))))
             continue
         if not isinstance(obj, dict):
             log.problems.append(Problem(line_no, NOT_OBJECT, f"top-level JSON is {type(obj).__name__}"))
+            continue
+        # A lone surrogate escape decodes to a string that is not UTF-8 text: a script holding one
+        # could be neither hashed nor stored. (A NUL is text to a script's hash; the ids that reach
+        # the database are held to the id rule.)
+        surrogate = jsontext.text_problem(obj, nul=False)
+        if surrogate is not None:
+            log.problems.append(Problem(line_no, INVALID_UTF8, surrogate))
             continue
         line_type = obj.get("type")
         if line_type != "attempt":

@@ -31,7 +31,7 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from ctxgraph import store
+from ctxgraph import jsontext, store
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_WORLD_PATH = ROOT / "samples" / "worlds" / "default.json"
@@ -104,11 +104,15 @@ def load_world(path: Path | str | None = None) -> World:
     """Read and validate a world file (default: samples/worlds/default.json)."""
     path = Path(path) if path is not None else DEFAULT_WORLD_PATH
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = jsontext.loads(path.read_text(encoding="utf-8"))
     except OSError as exc:
         raise WorldError(f"cannot read the world file {path}: {exc.strerror or exc}") from exc
+    except UnicodeDecodeError as exc:
+        raise WorldError(f"{path} is not UTF-8 text: {exc.reason} at byte {exc.start}") from exc
     except json.JSONDecodeError as exc:
         raise WorldError(f"{path} is not JSON: {exc.msg} at line {exc.lineno} column {exc.colno}") from exc
+    except ValueError as exc:
+        raise WorldError(f"{path} is not JSON: {exc}") from exc
     return validate_world(data)
 
 
@@ -174,7 +178,7 @@ def validate_world(data: Any) -> World:
     if not isinstance(parameters, dict):
         raise WorldError("parameters must be an object of ctxgraph.parameters names and numbers")
     for pname, pvalue in parameters.items():
-        if isinstance(pvalue, bool) or not isinstance(pvalue, int | float) or not math.isfinite(pvalue):
+        if isinstance(pvalue, bool) or not isinstance(pvalue, int | float) or not _finite(pvalue):
             raise WorldError(f"parameters.{pname} must be a number, got {pvalue!r}")
 
     return World(
@@ -186,6 +190,14 @@ def validate_world(data: Any) -> World:
         judge_accuracy=_number(w, "judge_accuracy", 0.0, 1.0), embedding_only=embedding_only,
         embedding=embedding, parameters={k: float(v) for k, v in parameters.items()}, source=w,
     )
+
+
+def _finite(value: int | float) -> bool:
+    """A number a float holds: finite, and an integer no larger than a float can be."""
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def _string(w: Mapping[str, Any], key: str) -> str:

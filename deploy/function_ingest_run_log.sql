@@ -124,6 +124,28 @@ BEGIN
          CROSS JOIN LATERAL ctxgraph._outcome_problem(ingest_run_log.skill, grading, l.passed, l.attempt_number,
                                                       l.failure_mode) AS p
          WHERE l.kind = 'attempt'
+        UNION ALL
+        -- A run's end before its start (runs_ends_after_start), for the run_end lines step 5 applies:
+        -- the run's row, else the start its first writing line gives it in step 2.
+        SELECT l.line, 1, '22023',
+               format('ctxgraph: run %s ends (%s) before it starts (%s)', quote_literal(l.run_id), l.ended_at,
+                      s.started_at), NULL
+          FROM pg_temp.ctxgraph_run_log AS l
+         CROSS JOIN LATERAL (
+               SELECT coalesce((SELECT r.started_at FROM ctxgraph.runs AS r
+                                 WHERE r.skill = ingest_run_log.skill AND r.id = l.run_id),
+                               (SELECT CASE WHEN w.kind = 'retrieval' THEN w.retrieved_at ELSE coalesce(w.started_at, now()) END
+                                  FROM pg_temp.ctxgraph_run_log AS w
+                                 WHERE w.run_id = l.run_id AND w.line < l.line
+                                   AND (w.kind = 'attempt' OR (w.kind = 'retrieval' AND cardinality(w.tip_ids) > 0))
+                                 ORDER BY w.line LIMIT 1)) AS started_at) AS s
+         WHERE l.kind = 'run_end' AND l.ended_at < s.started_at
+        UNION ALL
+        -- Line numbers name the lines (retrievals are linked to the attempt line after them): a
+        -- number given twice, which only a caller of ingest_run_log can stage, is refused first.
+        SELECT d.line, 0, '22023', format('ctxgraph: line number %s is given to %s lines', d.line, d.copies), NULL
+          FROM (SELECT l.line, count(*) AS copies FROM pg_temp.ctxgraph_run_log AS l
+                 GROUP BY l.line HAVING count(*) > 1) AS d
       ) AS q
      ORDER BY q.line, q.step
      LIMIT 1;

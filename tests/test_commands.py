@@ -309,3 +309,22 @@ def test_label_files_that_are_not_utf8_csv_are_refused_and_a_bom_is_not_a_column
     huge.write_text("followed,retrieval_id,note\ntrue,1," + "x" * 200_000 + "\n")
     with pytest.raises(evaluation.LabelError, match="not a CSV file"):
         evaluation.read_labels(huge)
+
+
+def test_a_run_ending_before_it_starts_is_refused_at_its_line_in_both_modes(conn: psycopg.Connection,
+                                                                            tmp_path: Path) -> None:
+    skill = f"bad_{uuid.uuid4().hex[:6]}"
+    conn.execute("SELECT ctxgraph.add_skill(%s, 'graded')", (skill,))
+    conn.commit()
+    tips, log = _bad_log(tmp_path, [RETRIEVAL, json.dumps({"type": "run_end", "run_id": "r1",
+                                                           "ended_at": "2000-05-01T11:00:00Z"})])
+    refs = loader.load_tips(conn, skill, tips)
+    conn.commit()
+    with pytest.raises(psycopg.errors.InvalidParameterValue, match=r"run log line 2: run 'r1' ends .* before it starts"):
+        loader.load_run(conn, skill, log, refs)
+    conn.rollback()
+    with pytest.raises(loader.LoadError, match=r"run.jsonl:2: .*runs_ends_after_start.*SQLSTATE 23514"):
+        loader.load_run(conn, skill, log, refs, bulk=False)
+    conn.rollback()
+    assert conn.execute("SELECT count(*) FROM ctxgraph.runs WHERE skill = %s", (skill,)).fetchone()[0] == 0
+    conn.rollback()

@@ -5,7 +5,7 @@
 -- writer may run it. The log is JSON turned into staging rows by tests.stage_log (tip bodies stand
 -- for the skill's tip ids); tests.replay_log is the loader's --per-call path in SQL.
 BEGIN;
-SELECT plan(37);
+SELECT plan(41);
 
 -- ---------------------------------------------------------------------------------------------
 -- Fixtures: two graded skills with the same four tips, and one log.
@@ -111,6 +111,19 @@ SELECT throws_ok($$SELECT * FROM tests.ingest_log('ib', '[{"line": 25, "kind": "
                  'within a line, the check log_retrievals makes first wins');
 SELECT throws_ok($$SELECT * FROM tests.ingest_log('nope', '[]')$$, '22023', 'ctxgraph: unknown skill ''nope''',
                  'an unknown skill: 22023, before any line');
+-- A run's end before its start: the start of the run as this log leaves it (its first line that
+-- writes, or the run's row), as an attempt's end before its start is refused.
+SELECT throws_ok($$SELECT * FROM tests.ingest_log('ib', '[{"line": 1, "kind": "retrieval", "run_id": "r5", "rule_id": "V-1", "attempt_number": 1, "retrieved_at": "2026-05-04 10:00+00", "tip_bodies": ["A"], "scores": [0.5]}, {"line": 2, "kind": "run_end", "run_id": "r5", "ended_at": "2026-05-04 09:00+00"}]')$$,
+                 '22023', 'ctxgraph: run log line 2: run ''r5'' ends (2026-05-04 09:00:00+00) before it starts (2026-05-04 10:00:00+00)',
+                 'a run_end before the start of the run this log starts: 22023 naming the line');
+SELECT throws_ok($$SELECT * FROM tests.ingest_log('ib', '[{"line": 7, "kind": "run_end", "run_id": "r1", "ended_at": "2000-01-01 00:00+00"}]')$$,
+                 '22023', NULL, 'a run_end before the start of a run saved earlier: 22023');
+SELECT throws_ok($$UPDATE ib.runs SET ended_at = started_at - interval '1 hour' WHERE id = 'r1'$$,
+                 '23514', NULL, 'and the runs table itself refuses an end before the start (runs_ends_after_start)');
+-- Line numbers name lines: two lines staged with one number.
+SELECT throws_ok($$SELECT * FROM tests.ingest_log('ib', '[{"line": 1, "kind": "retrieval", "run_id": "r5", "rule_id": "V-1", "attempt_number": 1, "retrieved_at": "2026-05-04 10:00+00", "tip_bodies": ["A"], "scores": [0.5]}, {"line": 1, "kind": "attempt", "run_id": "r5", "rule_id": "V-1", "attempt_number": 1, "passed": true}]')$$,
+                 '22023', 'ctxgraph: run log line 1: line number 1 is given to 2 lines',
+                 'a line number given twice: 22023, before anything is linked by it');
 
 -- ---------------------------------------------------------------------------------------------
 -- Nothing half-written (3)

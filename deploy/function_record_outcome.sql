@@ -1,17 +1,11 @@
 -- Deploy ctxgraph:function_record_outcome to pg
--- requires: function_record_outcome@v0.3.0
+-- requires: function_record_outcome@v0.5.0
 
--- Rework that carries edits made in place after the release that first shipped this change
--- (record_outcome takes ended_at (a fifth argument) and refuses an end before the start): a database deployed at @v0.1.0 or @v0.2.0 never ran them. The definitions are those
--- released at @v0.3.0, replaced in place, so every database ends with the same ones.
-
--- Records the evaluator's verdict on an attempt and fills outcome_value (DEF-26) and
--- outcome_confidence for exactly that attempt's retrievals, in one statement.
+-- Rework: correcting the result of a scored attempt takes the attempt's log rows before the
+-- attempts trigger takes their tips, the order a write-back of those rows takes them in. Records
+-- the evaluator's verdict on an attempt and fills outcome_value (DEF-26) and outcome_confidence for
+-- exactly that attempt's retrievals.
 BEGIN;
-
--- A database deployed at @v0.1.0 or @v0.2.0 has the four-argument record_outcome.
-DROP FUNCTION IF EXISTS ctxgraph.record_outcome(text, bigint, boolean, text);
-
 
 CREATE OR REPLACE FUNCTION ctxgraph.record_outcome(
     skill        text,
@@ -22,6 +16,10 @@ CREATE OR REPLACE FUNCTION ctxgraph.record_outcome(
 )
 RETURNS integer
 LANGUAGE plpgsql
+-- The owner's rights and a fixed search_path, as privileges_write_path set them: a CREATE OR
+-- REPLACE sets every attribute of the function anew.
+SECURITY DEFINER
+SET search_path = pg_catalog, ctxgraph, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -47,6 +45,18 @@ BEGIN
     -- Validates passed and failure_mode before anything is written.
     outcome := ctxgraph.graded_outcome(record_outcome.skill, record_outcome.passed, target.attempt_number,
                                        record_outcome.failure_mode);
+
+    -- A correction of a scored attempt moves its pairs twice: the attempts trigger (a new failure
+    -- mode) locks the tips, and the UPDATE of the rows below locks the rows. A write-back of those
+    -- rows locks the rows, then the tips: taken in that order here too, by locking the rows first,
+    -- the two wait for each other instead of deadlocking. (A first result has no scored row: the
+    -- attempts trigger locks nothing, and the rows are locked by their UPDATE, as before.)
+    PERFORM 1 FROM ctxgraph.tip_retrievals AS r
+     WHERE r.skill = record_outcome.skill AND r.attempt_id = target.id
+       AND EXISTS (SELECT 1 FROM ctxgraph.tip_retrievals AS s
+                    WHERE s.skill = record_outcome.skill AND s.attempt_id = target.id AND s.outcome_value IS NOT NULL)
+     ORDER BY r.id
+       FOR NO KEY UPDATE;
 
     UPDATE ctxgraph.attempts AS a
        SET passed = record_outcome.passed,

@@ -36,10 +36,10 @@
 -- attempt's row is recomputed from its pairs under a transaction-scoped advisory lock on the
 -- attempt's slot (one of 256 per skill; taken after the tip locks, in slot order), and the
 -- per-rule sums move by relative updates, which read the latest committed row. One statement
--- takes all its tips in that order, whichever maintenance calls it makes (_tip_stats_lock), and
--- every writer takes a log row's lock before its tips' (a change of an attempt's failure mode
--- locks the attempt's log rows first), so two single statements never deadlock. A tip deleted
--- under a writer is waited for and left out.
+-- takes all its tips in that order, whichever maintenance calls it makes (_tip_stats_lock), and a
+-- writer of log rows locks the rows before their tips (record_outcome, which changes an attempt
+-- and then its rows, locks a scored attempt's rows first), so two single statements never deadlock
+-- on the tips. A tip deleted under a writer is waited for and left out.
 BEGIN;
 
 ALTER TABLE ctxgraph.tip_stats
@@ -1112,17 +1112,6 @@ AS $$
 DECLARE
     batch record;
 BEGIN
-    -- The changed attempts' log rows first, in (skill, id) order, and their tips after (below), the
-    -- order of every other writer of those rows: an UPDATE of the log locks its rows, then its
-    -- trigger the tips. record_outcome correcting a failure mode goes on to update these rows; with
-    -- the tips taken first, it waited for rows a write-back held while the write-back waited for
-    -- the tips (40P01).
-    PERFORM 1 FROM ctxgraph.tip_retrievals AS r
-     WHERE (r.skill, r.attempt_id) IN (SELECT n.skill, n.id
-                                         FROM old_rows AS o JOIN new_rows AS n ON n.skill = o.skill AND n.id = o.id
-                                        WHERE o.failure_mode IS DISTINCT FROM n.failure_mode)
-     ORDER BY r.skill, r.id
-       FOR NO KEY UPDATE OF r;
     FOR batch IN
         SELECT r.skill, array_agg(r.tip_id) AS tip_ids, array_agg(r.attempt_id) AS attempt_keys,
                array_agg(0) AS signs, array_agg(NULL::timestamptz) AS retrieved_ats, array_agg(false) AS removals

@@ -1,15 +1,7 @@
 -- Revert ctxgraph:function_record_outcome from pg
 
--- The rework only brought older databases to the @v0.3.0 definitions, which are also what
--- the earlier instance deployed: reverting it keeps them (its own revert drops them).
-
--- Records the evaluator's verdict on an attempt and fills outcome_value (DEF-26) and
--- outcome_confidence for exactly that attempt's retrievals, in one statement.
+-- Back to the definition @v0.5.0 shipped: the same function without the rows' lock.
 BEGIN;
-
--- A database deployed at @v0.1.0 or @v0.2.0 has the four-argument record_outcome.
-DROP FUNCTION IF EXISTS ctxgraph.record_outcome(text, bigint, boolean, text);
-
 
 CREATE OR REPLACE FUNCTION ctxgraph.record_outcome(
     skill        text,
@@ -20,6 +12,10 @@ CREATE OR REPLACE FUNCTION ctxgraph.record_outcome(
 )
 RETURNS integer
 LANGUAGE plpgsql
+-- The owner's rights and a fixed search_path, as privileges_write_path set them: a CREATE OR
+-- REPLACE sets every attribute of the function anew.
+SECURITY DEFINER
+SET search_path = pg_catalog, ctxgraph, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE

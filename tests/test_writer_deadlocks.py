@@ -328,13 +328,14 @@ def test_concurrent_write_backs_of_shared_tips_commit_and_stay_exact(connections
 # Each test below parks one session on a lock another holds (pg_stat_activity says so), so the order
 # in which the sessions take their locks is the one the test names, not a matter of timing.
 
-def wait_until_blocked(watcher: psycopg.Connection, blocked: psycopg.Connection) -> None:
-    """Return once ``blocked``'s backend waits for a lock (fail after 20 s)."""
+def wait_until_blocked(watcher: psycopg.Connection, blocked: psycopg.Connection,
+                       unless_done: Background | None = None) -> None:
+    """Return once ``blocked``'s backend waits for a lock, or ``unless_done`` has finished (fail after 20 s)."""
     pid = blocked.info.backend_pid
     deadline = time.monotonic() + 20
-    while watcher.execute("SELECT wait_event_type FROM pg_catalog.pg_stat_activity WHERE pid = %s",
-                          (pid,)).fetchone()[0] != "Lock":
-        assert time.monotonic() < deadline, "the session never waited for a lock"
+    while not (unless_done is not None and unless_done.finished()) and watcher.execute(
+            "SELECT wait_event_type FROM pg_catalog.pg_stat_activity WHERE pid = %s", (pid,)).fetchone()[0] != "Lock":
+        assert time.monotonic() < deadline, "the session neither waited for a lock nor finished"
         time.sleep(0.01)
     watcher.rollback()
 
@@ -348,28 +349,35 @@ def recorded_attempt(client: Client, run_id: str, rule: str, number: int, tips: 
     return attempt, ids
 
 
-def in_background(conn: psycopg.Connection, statement: str, args: tuple) -> Callable[[], str]:
-    """Run one statement and commit on a thread; the returned join() gives 'committed' or the SQLSTATE."""
-    outcome: list[str] = []
+class Background:
+    """A transaction run on a thread, then committed: one statement, or ``work()`` on its connection."""
 
-    def run() -> None:
-        try:
-            conn.execute(statement, args)
-            conn.commit()
-            outcome.append("committed")
-        except psycopg.Error as exc:
-            conn.rollback()
-            outcome.append(f"{exc.sqlstate}: {str(exc).splitlines()[0]}")
+    def __init__(self, conn: psycopg.Connection, work: str | Callable[[], object], args: tuple = ()) -> None:
+        self.outcome: list[str] = []
 
-    thread = threading.Thread(target=run)
-    thread.start()
+        def run() -> None:
+            try:
+                if isinstance(work, str):
+                    conn.execute(work, args)
+                else:
+                    work()
+                conn.commit()
+                self.outcome.append("committed")
+            except psycopg.Error as exc:
+                conn.rollback()
+                self.outcome.append(f"{exc.sqlstate}: {str(exc).splitlines()[0]}")
 
-    def join() -> str:
-        thread.join(timeout=60)
-        assert not thread.is_alive(), "a writer hung"
-        return outcome[0]
+        self.thread = threading.Thread(target=run)
+        self.thread.start()
 
-    return join
+    def finished(self) -> bool:
+        return not self.thread.is_alive()
+
+    def join(self) -> str:
+        """'committed', or the SQLSTATE and first line of the error that rolled it back."""
+        self.thread.join(timeout=60)
+        assert not self.thread.is_alive(), "a writer hung"
+        return self.outcome[0]
 
 
 @pytest.mark.parametrize("writer", ["record_outcome", "refresh_tip_stats"])
@@ -394,10 +402,10 @@ def test_a_tip_deleted_under_a_writer_leaves_the_writer_whole(connections, write
         "record_outcome": ("SELECT ctxgraph.record_outcome(%s, %s, false, 'health_failure')", (SKILL, attempt)),
         "refresh_tip_stats": ("SELECT ctxgraph.refresh_tip_stats(%s, %s)", (SKILL, tips)),
     }[writer]
-    join = in_background(writer_conn, statement, args)
+    writing = Background(writer_conn, statement, args)
     wait_until_blocked(setup, writer_conn)
     deleter.commit()
-    assert join() == "committed"
+    assert writing.join() == "committed"
 
     assert setup.execute("SELECT count(*) FROM ctxgraph.tip_stats WHERE skill = %s AND tip_id = %s",
                          (SKILL, doomed)).fetchone()[0] == 0
@@ -424,16 +432,16 @@ def test_one_write_back_of_scored_and_unscored_rows_locks_its_tips_in_order(conn
 
     holder, write_back, logger = connections(), connections(), connections()
     holder.execute("SELECT 1 FROM ctxgraph.tip_stats WHERE skill = %s AND tip_id = %s FOR UPDATE", (SKILL, t2))
-    join_write_back = in_background(
+    writing_back = Background(
         write_back, "UPDATE ctxgraph.tip_retrievals SET tip_followed_llm = true, tip_followed_emb = 0.9"
                     " WHERE skill = %s AND id = ANY (%s)", (SKILL, [unscored, scored]))
     wait_until_blocked(setup, write_back)
-    join_logger = in_background(
+    logging = Background(
         logger, "SELECT ctxgraph.log_retrievals(%s, %s, %s, %s, ARRAY[0.1, 0.2], %s)",
         (SKILL, f"{run_id}-b", rule, [t1, t2], BASE_TIME))
     wait_until_blocked(setup, logger)
     holder.commit()
-    assert (join_write_back(), join_logger()) == ("committed", "committed")
+    assert (writing_back.join(), logging.join()) == ("committed", "committed")
 
 
 def test_correcting_an_outcome_beside_a_write_back_of_its_rows_waits_instead_of_deadlocking(connections) -> None:
@@ -452,15 +460,15 @@ def test_correcting_an_outcome_beside_a_write_back_of_its_rows_waits_instead_of_
     holder, write_back, outcome = connections(), connections(), connections()
     # The write-back's rows are locked by its UPDATE; it then parks at T0, which the holder has.
     holder.execute("SELECT 1 FROM ctxgraph.tip_stats WHERE skill = %s AND tip_id = %s FOR UPDATE", (SKILL, t0))
-    join_write_back = in_background(
+    writing_back = Background(
         write_back, "UPDATE ctxgraph.tip_retrievals SET tip_followed_llm = true, tip_followed_emb = 0.9"
                     " WHERE skill = %s AND id = ANY (%s)", (SKILL, corrected_rows + other_rows))
     wait_until_blocked(setup, write_back)
-    join_outcome = in_background(outcome, "SELECT ctxgraph.record_outcome(%s, %s, false, 'health_failure')",
-                                 (SKILL, corrected))
+    correcting = Background(outcome, "SELECT ctxgraph.record_outcome(%s, %s, false, 'health_failure')",
+                            (SKILL, corrected))
     wait_until_blocked(setup, outcome)
     holder.commit()
-    assert (join_write_back(), join_outcome()) == ("committed", "committed")
+    assert (writing_back.join(), correcting.join()) == ("committed", "committed")
 
     levels = maintained_levels(setup, [t0, t1, t2])
     with setup.transaction(force_rollback=True):
@@ -487,37 +495,21 @@ def test_a_tip_created_during_a_full_rebuild_waits_for_it(connections) -> None:
     # The rebuild empties the pairs, then parks in its DELETE of the (tip, rule) rows at the old tip's.
     holder.execute("SELECT 1 FROM ctxgraph.tip_rule_stats WHERE skill = %s AND tip_id = %s FOR UPDATE",
                    (SKILL, old_tip))
-    join_rebuild = in_background(rebuild, "SELECT ctxgraph.refresh_tip_stats(%s)", (SKILL,))
+    rebuilding = Background(rebuild, "SELECT ctxgraph.refresh_tip_stats(%s)", (SKILL,))
     wait_until_blocked(setup, rebuild)
 
-    outcome: list[str] = []
     new_tip: list[int] = []
 
     def first_graded_attempt_of_a_new_tip() -> None:
-        try:
-            writing = Client(writer)
-            new_tip.append(writer.execute("INSERT INTO ctxgraph.tips (skill, rule_id, body) VALUES (%s, %s, %s)"
-                                          " RETURNING id", (SKILL, rule, f"new tip {uuid.uuid4().hex}")).fetchone()[0])
-            recorded_attempt(writing, f"{run_id}-new", rule, 1, new_tip)
-            writer.commit()
-            outcome.append("committed")
-        except psycopg.Error as exc:
-            writer.rollback()
-            outcome.append(f"{exc.sqlstate}: {str(exc).splitlines()[0]}")
+        new_tip.append(writer.execute("INSERT INTO ctxgraph.tips (skill, rule_id, body) VALUES (%s, %s, %s)"
+                                      " RETURNING id", (SKILL, rule, f"new tip {uuid.uuid4().hex}")).fetchone()[0])
+        recorded_attempt(Client(writer), f"{run_id}-new", rule, 1, new_tip)
 
-    thread = threading.Thread(target=first_graded_attempt_of_a_new_tip)
-    thread.start()
-    deadline = time.monotonic() + 20
-    while thread.is_alive() and setup.execute(
-            "SELECT wait_event_type FROM pg_catalog.pg_stat_activity WHERE pid = %s",
-            (writer.info.backend_pid,)).fetchone()[0] != "Lock":
-        assert time.monotonic() < deadline, "the writer neither finished nor waited"
-        time.sleep(0.01)
-    setup.rollback()
+    creating = Background(writer, first_graded_attempt_of_a_new_tip)
+    wait_until_blocked(setup, writer, unless_done=creating)
     holder.commit()
-    assert join_rebuild() == "committed"
-    thread.join(timeout=60)
-    assert outcome == ["committed"]
+    assert rebuilding.join() == "committed"
+    assert creating.join() == "committed"
 
     tips = [old_tip, *new_tip]
     levels = maintained_levels(setup, tips)

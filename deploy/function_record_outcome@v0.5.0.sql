@@ -1,0 +1,72 @@
+-- Deploy ctxgraph:function_record_outcome to pg
+-- requires: function_record_outcome@v0.3.0
+
+-- Rework that carries edits made in place after the release that first shipped this change
+-- (record_outcome takes ended_at (a fifth argument) and refuses an end before the start): a database deployed at @v0.1.0 or @v0.2.0 never ran them. The definitions are those
+-- released at @v0.3.0, replaced in place, so every database ends with the same ones.
+
+-- Records the evaluator's verdict on an attempt and fills outcome_value (DEF-26) and
+-- outcome_confidence for exactly that attempt's retrievals, in one statement.
+BEGIN;
+
+-- A database deployed at @v0.1.0 or @v0.2.0 has the four-argument record_outcome.
+DROP FUNCTION IF EXISTS ctxgraph.record_outcome(text, bigint, boolean, text);
+
+
+CREATE OR REPLACE FUNCTION ctxgraph.record_outcome(
+    skill        text,
+    attempt_id   bigint,
+    passed       boolean,
+    failure_mode text DEFAULT NULL,
+    ended_at     timestamptz DEFAULT NULL
+)
+RETURNS integer
+LANGUAGE plpgsql
+AS $$
+#variable_conflict use_column
+DECLARE
+    target  ctxgraph.attempts%ROWTYPE;
+    outcome double precision;
+    updated integer;
+BEGIN
+    PERFORM ctxgraph._require_skill(record_outcome.skill);
+    IF record_outcome.attempt_id IS NULL THEN
+        RAISE EXCEPTION 'ctxgraph: attempt_id must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT * INTO target FROM ctxgraph.attempts AS a
+     WHERE a.skill = record_outcome.skill AND a.id = record_outcome.attempt_id
+       FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'ctxgraph: no % attempt with id %', record_outcome.skill, record_outcome.attempt_id
+            USING ERRCODE = 'no_data_found';
+    END IF;
+    IF record_outcome.ended_at < target.started_at THEN
+        RAISE EXCEPTION 'ctxgraph: attempt ends (%) before it starts (%)', record_outcome.ended_at, target.started_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- Validates passed and failure_mode before anything is written.
+    outcome := ctxgraph.graded_outcome(record_outcome.skill, record_outcome.passed, target.attempt_number,
+                                       record_outcome.failure_mode);
+
+    UPDATE ctxgraph.attempts AS a
+       SET passed = record_outcome.passed,
+           failure_mode = record_outcome.failure_mode,
+           ended_at = coalesce(record_outcome.ended_at, a.ended_at)
+     WHERE a.skill = record_outcome.skill AND a.id = target.id;
+
+    UPDATE ctxgraph.tip_retrievals AS r
+       SET outcome_value = outcome,
+           outcome_confidence = ctxgraph.param('outcome.confidence')
+     WHERE r.skill = record_outcome.skill AND r.attempt_id = target.id;
+    GET DIAGNOSTICS updated = ROW_COUNT;
+    RETURN updated;
+END
+$$;
+
+COMMENT ON FUNCTION ctxgraph.record_outcome(text, bigint, boolean, text, timestamptz) IS
+    'Records an attempt''s result (and its end, when given) and fills outcome_value (ctxgraph.graded_outcome) and outcome_confidence on exactly its linked retrievals; returns how many. Recording again corrects the earlier result.';
+
+REVOKE ALL ON FUNCTION ctxgraph.record_outcome(text, bigint, boolean, text, timestamptz) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION ctxgraph.record_outcome(text, bigint, boolean, text, timestamptz) TO ctxgraph_writer;
+
+COMMIT;

@@ -146,3 +146,25 @@ def test_a_count_past_the_database_integer_is_a_usage_error(capsys) -> None:
         cli.build_parser().parse_args(["audit", "--skill", "stig", "--top", "99999999999999999999"])
     assert exit_.value.code == 2
     assert "must be at most 2147483647" in capsys.readouterr().err
+
+
+def test_a_database_ctxgraph_was_never_deployed_to_says_so(database_url: str) -> None:
+    """A database with pgvector but no ctxgraph schema: exit 3 and one line that says what to do."""
+    from psycopg.conninfo import make_conninfo
+
+    name = f"nodeploy_{uuid.uuid4().hex[:8]}"
+    with psycopg.connect(database_url, autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{name}"')
+    try:
+        bare = make_conninfo(database_url, dbname=name)
+        with psycopg.connect(bare, autocommit=True) as conn:
+            conn.execute("CREATE EXTENSION vector")
+        process = subprocess.run([sys.executable, "-m", "ctxgraph.cli", "audit", "--skill", "stig"],
+                                 capture_output=True, text=True, timeout=300,
+                                 env={**os.environ, "DATABASE_URL": bare, "CTXGRAPH_JUDGE_URL": ""})
+        assert process.returncode == 3, process.stderr
+        assert process.stderr.splitlines() == [
+            "ctxgraph audit: ctxgraph is not deployed in this database (no ctxgraph.skills): deploy it with sqitch first"]
+    finally:
+        with psycopg.connect(database_url, autocommit=True) as admin:
+            admin.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')

@@ -68,7 +68,12 @@ class UnknownSkill(DatabaseError):
 
 def require_skill(conn: psycopg.Connection, skill: str) -> str:
     """Return the skill's grading mode; raise UnknownSkill (one wording for every command) if it has none."""
-    row = conn.execute("SELECT grading FROM ctxgraph.skills WHERE name = %s", (skill,)).fetchone()
+    try:
+        row = conn.execute("SELECT grading FROM ctxgraph.skills WHERE name = %s", (skill,)).fetchone()
+    except (psycopg.errors.InvalidSchemaName, psycopg.errors.UndefinedTable) as exc:
+        conn.rollback()
+        raise DatabaseError("ctxgraph is not deployed in this database (no ctxgraph.skills): "
+                            "deploy it with sqitch first") from exc
     if row is None:
         known = [r[0] for r in conn.execute("SELECT name FROM ctxgraph.skills ORDER BY name")]
         raise UnknownSkill(f"unknown skill {skill!r}; registered skills: {', '.join(known) or 'none'}")

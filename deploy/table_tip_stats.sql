@@ -836,18 +836,12 @@ BEGIN
     IF _tip_stats_rebuild.tip_ids IS NULL THEN
         EXECUTE format('LOCK TABLE %I.tips IN SHARE MODE', _tip_stats_rebuild.skill);
     END IF;
-    -- 1. Make sure every tip has a stats row and lock those rows in a fixed order (a tip without
-    --    one read FOR KEY SHARE, as _tip_stats_lock does, so that a tip deleted meanwhile is skipped).
-    EXECUTE format('INSERT INTO ctxgraph.tip_stats AS s (skill, tip_id)
-                    SELECT t.skill, t.id FROM ctxgraph.tips AS t WHERE t.skill = $1' || only_tips || '
-                       AND NOT EXISTS (SELECT 1 FROM ctxgraph.tip_stats AS e WHERE e.skill = t.skill AND e.tip_id = t.id)
-                     ORDER BY t.id
-                       FOR KEY SHARE OF t
-                    ON CONFLICT (skill, tip_id) DO NOTHING', 't.id')
-      USING _tip_stats_rebuild.skill, _tip_stats_rebuild.tip_ids;
-    EXECUTE format('SELECT 1 FROM ctxgraph.tip_stats AS s WHERE s.skill = $1' || only_tips || '
-                     ORDER BY s.tip_id FOR UPDATE', 's.tip_id')
-      USING _tip_stats_rebuild.skill, _tip_stats_rebuild.tip_ids;
+    -- 1. Make sure every tip has a stats row and lock those rows in a fixed order, as every writer
+    --    does (for a whole skill, its every tip: none can appear now).
+    PERFORM ctxgraph._tip_stats_lock(_tip_stats_rebuild.skill,
+                                     coalesce(_tip_stats_rebuild.tip_ids,
+                                              ARRAY(SELECT t.id FROM ctxgraph.tips AS t
+                                                     WHERE t.skill = _tip_stats_rebuild.skill)));
 
     -- 2. The tips' pairs, and their (tip, rule) and (tip, run) rows, rebuilt from scored_retrievals
     --    (a fresh snapshot under READ COMMITTED). The attempts they were in are kept for step 4.

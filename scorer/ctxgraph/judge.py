@@ -751,6 +751,7 @@ def list_models(
         raise JudgeError(f"GET {url} did not return an OpenAI model list: {_clip(response.text)}") from exc
     if not all(isinstance(i, str) for i in ids):
         raise JudgeError(f"GET {url} returned non-string model ids")
-    if jsontext.text_problem(ids) is not None:
-        raise JudgeError(f"GET {url} returned a model id that is not storable text: {jsontext.text_problem(ids)}")
+    unstorable = jsontext.text_problem(ids)
+    if unstorable is not None:
+        raise JudgeError(f"GET {url} returned a model id that is not storable text: {unstorable}")
     return ids

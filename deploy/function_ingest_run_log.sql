@@ -68,6 +68,8 @@ DECLARE
     bad           record;
     existing_runs text[];
 BEGIN
+    -- Only a staging table ingest_staging made (as the owner) is read and emptied here.
+    PERFORM ctxgraph._refuse_foreign_temp_objects('ctxgraph_run_log');
     IF to_regclass('pg_temp.ctxgraph_run_log') IS NULL THEN
         RAISE EXCEPTION 'ctxgraph: nothing staged: call ctxgraph.ingest_staging() and COPY the run log first'
             USING ERRCODE = 'no_data_found';

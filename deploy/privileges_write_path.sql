@@ -51,6 +51,9 @@ SECURITY DEFINER
 SET search_path = pg_catalog, ctxgraph, pg_temp
 AS $$
 BEGIN
+    -- A staging table the caller made itself is refused, never emptied or reused: its triggers
+    -- would run with the owner's rights (_refuse_foreign_temp_objects).
+    PERFORM ctxgraph._refuse_foreign_temp_objects('ctxgraph_run_log');
     IF to_regclass('pg_temp.ctxgraph_run_log') IS NULL THEN
         CREATE TEMPORARY TABLE ctxgraph_run_log (
             line              bigint NOT NULL,

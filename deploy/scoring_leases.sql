@@ -333,6 +333,8 @@ DECLARE
     problem             text;
     caller_lock_timeout text := current_setting('lock_timeout');
 BEGIN
+    -- The results table is this function's own: one the caller made first is refused.
+    PERFORM ctxgraph._refuse_foreign_temp_objects('scoring_results');
     PERFORM ctxgraph._require_skill(write_scoring_results.skill);
     PERFORM ctxgraph._require_scoring_pass(write_scoring_results.pass_id);
     IF write_scoring_results.scores IS NULL OR jsonb_typeof(write_scoring_results.scores) <> 'array' THEN

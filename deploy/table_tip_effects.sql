@@ -17,6 +17,54 @@
 -- attempt?", with a latent-class model (_fit_tip_blame below): tip_effects.misleading_probability.
 BEGIN;
 
+-- ---------------------------------------------------------------------------------------------
+-- _refuse_foreign_temp_objects: the guard of every owner-run function that makes or reuses a
+-- temporary table (the fit below is the first of them in the plan; the bulk ingest's staging
+-- table and the scoring pass's write-back are the others). A temporary table is looked up by
+-- name in the caller's own session, so a caller could make one of that name first, with a
+-- trigger, a rule, a column default, a check or an index expression that calls a function of its
+-- own: a TRUNCATE, INSERT or UPDATE of it by a SECURITY DEFINER function runs that code with the
+-- owner's rights (a writer made itself superuser that way). Such a function calls this first,
+-- with every temporary name it uses: any relation or type of those names in this session's
+-- temporary schema that belongs to another role than the one running (the owner, inside owner-run
+-- code) is refused, 42501, before anything has run. Tables the owner made earlier in the session
+-- are its own and pass. Not SECURITY DEFINER itself: current_user is whoever runs the caller.
+-- ---------------------------------------------------------------------------------------------
+CREATE FUNCTION ctxgraph._refuse_foreign_temp_objects(VARIADIC names text[])
+RETURNS void
+LANGUAGE plpgsql
+SET search_path = pg_catalog, ctxgraph, pg_temp
+AS $$
+DECLARE
+    taken record;
+BEGIN
+    SELECT o.name, o.owner INTO taken
+      FROM (SELECT c.relname::text AS name, c.relowner AS owner, 1 AS kind
+              FROM pg_catalog.pg_class AS c
+             WHERE c.relnamespace = pg_catalog.pg_my_temp_schema() AND c.relname = ANY (names)
+            UNION ALL
+            SELECT t.typname::text, t.typowner, 2
+              FROM pg_catalog.pg_type AS t
+             WHERE t.typnamespace = pg_catalog.pg_my_temp_schema() AND t.typname = ANY (names)) AS o
+     WHERE pg_catalog.pg_get_userbyid(o.owner) <> current_user
+     ORDER BY pg_catalog.array_position(names, o.name), o.kind
+     LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'ctxgraph: pg_temp.% belongs to role %, not to %: drop it, then call again', taken.name,
+                        pg_catalog.pg_get_userbyid(taken.owner), current_user
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'ctxgraph makes its own temporary tables and never uses one another role made.';
+    END IF;
+END
+$$;
+
+COMMENT ON FUNCTION ctxgraph._refuse_foreign_temp_objects(text[]) IS
+    'Private: raises 42501 when a relation or type of one of these names in this session''s temporary schema belongs to another role than current_user; called first by every owner-run function that makes or reuses a temporary table, so it never runs a caller''s trigger, rule, default or index expression with the owner''s rights.';
+REVOKE ALL ON FUNCTION ctxgraph._refuse_foreign_temp_objects(text[]) FROM PUBLIC;
+-- The writer and the scorer call the functions that use it; ingest_run_log runs with the
+-- writer's own rights until privileges_write_path makes it owner-run, and after its revert.
+DO $$ BEGIN PERFORM ctxgraph._grant('EXECUTE ON FUNCTION ctxgraph._refuse_foreign_temp_objects(text[])', '{writer,scorer}'); END $$;
+
 INSERT INTO ctxgraph.parameters (name, value, description) VALUES
     ('effects.max_sweeps', 200, 'Tip effects: most sweeps over the blocks of a group fitted blockwise (the fit stops earlier when no effect moves by 1e-6).'),
     ('blame.judge_reliability', 0.9, 'Blame: chance that a judge verdict is right (the chance the script followed a tip the judge says it followed, and ignored one it says it ignored).'),
@@ -245,6 +293,7 @@ DECLARE
     moving      integer;   -- tips that moved by more than 0.001 in the sweep
     tip_change  double precision;
 BEGIN
+    PERFORM ctxgraph._refuse_foreign_temp_objects('blame_mf_attempts', 'blame_mf_tips', 'blame_mean_field');
     -- Attempts and rules by index; units grouped by tip, each pointing at its attempt.
     DROP TABLE IF EXISTS pg_temp.blame_mf_attempts;
     CREATE TEMP TABLE blame_mf_attempts ON COMMIT DROP AS
@@ -553,6 +602,10 @@ DECLARE
     since_jump   integer := 0;
     ahead        double precision;
 BEGIN
+    PERFORM ctxgraph._refuse_foreign_temp_objects(
+        'blame_verdicts', 'blame_base_rates', 'blame_cosine_bins', 'blame_units', 'blame_members',
+        'blame_attempts', 'blame_rules', 'blame_tips', 'blame_rule_sizes', 'blame_blocks',
+        'blame_tip_order', 'blame_attempt_order', 'blame_block_attempts');
     IF judge_reliability NOT BETWEEN 0.5 AND 1 OR embedding_reliability NOT BETWEEN 0.5 AND 1
        OR failure NOT BETWEEN 0 AND 1 OR prior_share <= 0 OR prior_share >= 1
        OR eps NOT BETWEEN 0 AND 1 OR max_block NOT BETWEEN 1 AND 16 OR ctxgraph.param('blame.cosine_with_judge') NOT IN (0, 1) OR points < 1 OR harm_points < 1 OR max_sweeps < 1 OR max_work <= 0 THEN
@@ -1151,6 +1204,9 @@ DECLARE
     converged   boolean;
     final_pass  boolean;
 BEGIN
+    PERFORM ctxgraph._refuse_foreign_temp_objects(
+        'effect_units', 'effect_columns', 'effect_attempts', 'effect_rule_tips', 'effect_fit',
+        'effect_design');
     PERFORM ctxgraph._require_skill(refresh_tip_effects.skill);
     IF refresh_tip_effects.as_of IS NULL THEN
         RAISE EXCEPTION 'ctxgraph: refresh_tip_effects needs as_of' USING ERRCODE = 'null_value_not_allowed';

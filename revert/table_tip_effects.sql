@@ -241,6 +241,7 @@ COMMENT ON FUNCTION ctxgraph.refresh_tip_effects(text, timestamptz) IS
 
 
 DROP FUNCTION ctxgraph._ridge_step(double precision[], double precision[], integer);
+DROP FUNCTION ctxgraph._refuse_foreign_temp_objects(text[]);
 DELETE FROM ctxgraph.parameters WHERE name = 'effects.max_sweeps';
 
 COMMIT;

@@ -110,3 +110,22 @@ SELECT 1 / (abs((ctxgraph._aitken_mixture(ARRAY[0.6, 0.4], ARRAY[0.009, -0.009],
                 = ARRAY[0.6, 0.4]::double precision[])::int;
 SELECT 1 / (NOT has_function_privilege('ctxgraph_scorer', 'ctxgraph._fit_tip_blame(text, timestamptz)', 'EXECUTE'))::int;
 SELECT 1 / (NOT has_function_privilege('ctxgraph_scorer', 'ctxgraph._blame_mean_field(double precision, double precision, double precision, integer)', 'EXECUTE'))::int;
+-- The temporary-object guard refuses a name another role holds in this session's temporary
+-- schema and lets the running role's own through (rolled back).
+DO $$
+BEGIN
+    CREATE TEMP TABLE verify_guard_own (x integer) ON COMMIT DROP;
+    PERFORM ctxgraph._refuse_foreign_temp_objects('verify_guard_own', 'verify_guard_absent');
+    CREATE ROLE verify_guard_stranger;
+    ALTER TABLE pg_temp.verify_guard_own OWNER TO verify_guard_stranger;
+    BEGIN
+        PERFORM ctxgraph._refuse_foreign_temp_objects('verify_guard_own');
+        RAISE EXCEPTION 'verify: _refuse_foreign_temp_objects let another role''s temporary table through';
+    EXCEPTION WHEN insufficient_privilege THEN NULL;
+    END;
+    RAISE EXCEPTION USING ERRCODE = 'P0004', MESSAGE = 'rollback';
+EXCEPTION WHEN assert_failure THEN NULL;
+END
+$$;
+SELECT 1 / has_function_privilege('ctxgraph_writer', 'ctxgraph._refuse_foreign_temp_objects(text[])', 'EXECUTE')::int;
+SELECT 1 / (NOT has_function_privilege('ctxgraph_ranker', 'ctxgraph._refuse_foreign_temp_objects(text[])', 'EXECUTE'))::int;

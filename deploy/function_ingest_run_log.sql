@@ -127,6 +127,11 @@ BEGIN
                                                       l.failure_mode) AS p
          WHERE l.kind = 'attempt'
         UNION ALL
+        -- A run's end at infinity (runs_finite_instants), as the replay's UPDATE of ended_at would refuse it.
+        SELECT l.line, 1, '22023', format('ctxgraph: a run''s ended_at must be a finite instant, got %s', l.ended_at), NULL
+          FROM pg_temp.ctxgraph_run_log AS l
+         WHERE l.kind = 'run_end' AND NOT isfinite(l.ended_at)
+        UNION ALL
         -- A run's end before its start (runs_ends_after_start), for the run_end lines step 5 applies:
         -- the run's row, else the start its first writing line gives it in step 2.
         SELECT l.line, 1, '22023',

@@ -38,6 +38,10 @@ BEGIN
         RAISE EXCEPTION 'ctxgraph: no % attempt with id %', record_outcome.skill, record_outcome.attempt_id
             USING ERRCODE = 'no_data_found';
     END IF;
+    IF NOT isfinite(record_outcome.ended_at) THEN
+        RAISE EXCEPTION 'ctxgraph: ended_at must be a finite instant, got %', record_outcome.ended_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF record_outcome.ended_at < target.started_at THEN
         RAISE EXCEPTION 'ctxgraph: attempt ends (%) before it starts (%)', record_outcome.ended_at, target.started_at
             USING ERRCODE = 'invalid_parameter_value';

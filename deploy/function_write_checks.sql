@@ -17,12 +17,50 @@
 -- Messages, SQLSTATEs and their order are those the per-call functions raised before.
 BEGIN;
 
--- The one rule for an id the write path is given (run_id, rule_id): 1 to 200 characters, none of
--- them whitespace, a control character or an invisible format character, ASCII or not (tab,
--- newline, no-break space, the em space, the zero-width space, bidirectional marks, the byte-order
--- mark). Such a character makes two ids that print alike differ, or one id print as two; 200
--- characters keep every index entry far below PostgreSQL's limit on one (a longer id would fail
--- there with 54000, deep inside the insert). Returns the problem's message, or NULL.
+-- The one rule for an id the write path is given (run_id, rule_id), held by the functions and, for
+-- a plain INSERT, by the tables' own checks (constraint_id_rule): 1 to 200 characters, and two ids
+-- that print alike are the same id. So an id has none of:
+--   * whitespace or control characters, ASCII or not (tab, newline, no-break space, the Unicode
+--     spaces, U+0085, U+1680, U+3000);
+--   * invisible characters: every format character (general category Cf: the soft hyphen U+00AD,
+--     zero-width and bidirectional marks U+200B-U+200F, U+202A-U+202E, U+2060-U+206F, the
+--     byte-order mark U+FEFF, the Arabic, Syriac and Kaithi number signs, the tag characters
+--     U+E0000-U+E007F, ...), the variation selectors (U+FE00-U+FE0F, U+E0100-U+E01EF), the
+--     combining grapheme joiner U+034F, the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0) and the
+--     Khmer inherent vowels U+17B4, U+17B5, which print as nothing;
+--   * a character NFKC changes: an id must be in NFKC form, so a full-width letter, a ligature or a
+--     superscript, which print like their plain forms, is refused rather than folded;
+--   * Latin letters beside Greek or Cyrillic ones: a mixed-script id such as "аdmin" (its first
+--     letter Cyrillic) prints like an all-Latin one. An id wholly in one script is fine.
+-- Confusables within one script, or across scripts other than these three, are not folded: that
+-- needs Unicode's confusables table, which PostgreSQL does not carry. 200 characters keep every
+-- index entry far below PostgreSQL's limit on one (a longer id would fail there with 54000, deep
+-- inside the insert). Returns the problem's message, or NULL.
+-- The characters an id may not hold (whitespace, control and invisible ones, as listed above) and
+-- the Greek and Cyrillic letters that may not stand beside Latin ones, as regular-expression
+-- classes. Constant functions, so the rule names each set once and the planner folds them in.
+CREATE FUNCTION ctxgraph._id_forbidden_characters()
+RETURNS text
+LANGUAGE sql IMMUTABLE
+AS $$ SELECT '[[:space:][:cntrl:]\u0085\u00a0\u00ad\u034f\u061c\u115f\u1160\u1680\u17b4\u17b5\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\u0600-\u0605\u06dd\u070f\U000110bd\U000110cd\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f\U000e0100-\U000e01ef]'::text $$;
+
+CREATE FUNCTION ctxgraph._id_lookalike_letters()
+RETURNS text
+LANGUAGE sql IMMUTABLE
+AS $$ SELECT '[\u0370-\u03ff\u1f00-\u1fff\u0400-\u052f\u1c80-\u1c8f\u2de0-\u2dff\ua640-\ua69f]'::text $$;
+
+-- 'U+XXXX at character N' for the first character of id that matches pattern: named by code
+-- point and position, since the character itself would not show.
+CREATE FUNCTION ctxgraph._code_point_at(id text, pattern text)
+RETURNS text
+LANGUAGE sql IMMUTABLE
+AS $$
+    SELECT 'U+' || upper(lpad(to_hex(ascii(substring(_code_point_at.id FROM _code_point_at.pattern))),
+                              greatest(4, length(to_hex(ascii(substring(_code_point_at.id FROM _code_point_at.pattern))))),
+                              '0'))
+           || ' at character ' || strpos(_code_point_at.id, substring(_code_point_at.id FROM _code_point_at.pattern))::text
+$$;
+
 CREATE FUNCTION ctxgraph._id_problem(what text, id text)
 RETURNS text
 LANGUAGE sql IMMUTABLE
@@ -33,16 +71,26 @@ AS $$
     SELECT CASE
         WHEN length(_id_problem.id) > 200
             THEN 'ctxgraph: ' || _id_problem.what || ' must be at most 200 characters, got ' || length(_id_problem.id)::text
-        WHEN _id_problem.id ~ '[[:space:][:cntrl:]\u0085\u00a0\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff]'
-            -- Named by code point and position: the character itself would not show.
-            THEN 'ctxgraph: ' || _id_problem.what || ' must not contain whitespace or control characters, got U+'
-                 || upper(lpad(to_hex(ascii(substring(_id_problem.id FROM '[[:space:][:cntrl:]\u0085\u00a0\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff]'))), 4, '0'))
-                 || ' at character ' || strpos(_id_problem.id, substring(_id_problem.id FROM '[[:space:][:cntrl:]\u0085\u00a0\u1680\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\ufeff]'))::text
+        WHEN _id_problem.id ~ ctxgraph._id_forbidden_characters()
+            THEN 'ctxgraph: ' || _id_problem.what || ' must not contain whitespace, control or invisible characters, got '
+                 || ctxgraph._code_point_at(_id_problem.id, ctxgraph._id_forbidden_characters())
+        WHEN _id_problem.id IS NOT NFKC NORMALIZED
+            THEN 'ctxgraph: ' || _id_problem.what || ' must be in Unicode NFKC form (it prints like '
+                 || normalize(_id_problem.id, NFKC) || ')'
+        WHEN _id_problem.id ~ '[A-Za-z]' AND _id_problem.id ~ ctxgraph._id_lookalike_letters()
+            THEN 'ctxgraph: ' || _id_problem.what || ' must not mix Latin letters with Greek or Cyrillic ones (look-alikes), got '
+                 || ctxgraph._code_point_at(_id_problem.id, ctxgraph._id_lookalike_letters())
     END
 $$;
 
+COMMENT ON FUNCTION ctxgraph._id_forbidden_characters() IS
+    'Private: the characters an id may not hold (whitespace, control, format characters, variation selectors, fillers), as a regular-expression class.';
+COMMENT ON FUNCTION ctxgraph._id_lookalike_letters() IS
+    'Private: the Greek and Cyrillic letters an id may not hold beside Latin ones, as a regular-expression class.';
+COMMENT ON FUNCTION ctxgraph._code_point_at(text, text) IS
+    'Private: ''U+XXXX at character N'' for the first character of a text that matches a pattern.';
 COMMENT ON FUNCTION ctxgraph._id_problem(text, text) IS
-    'Private: why an id of the write path breaks the id rule (at most 200 characters, no whitespace, control or invisible format character), or NULL.';
+    'Private: why an id of the write path breaks the id rule (at most 200 characters; no whitespace, control or invisible character; NFKC form; no Latin beside Greek or Cyrillic letters), or NULL.';
 
 -- log_retrievals' checks of one batch, before the tip lookup (ctxgraph._missing_tips).
 CREATE FUNCTION ctxgraph._retrieval_batch_problem(
@@ -70,6 +118,7 @@ AS $$
                                   (SELECT s FROM unnest(_retrieval_batch_problem.similarity_scores) AS s
                                     WHERE s < -1 OR s > 1 LIMIT 1))
                WHEN 10 THEN 'ctxgraph: a tip appears twice in one retrieval batch'
+               WHEN 11 THEN 'ctxgraph: retrieved_at must be a finite instant, got ' || _retrieval_batch_problem.retrieved_at::text
            END,
            CASE k.failed
                WHEN 6 THEN 'similarity_scores[i] is the score of tip_ids[i]; pass NULL elements for unknown scores.'
@@ -82,6 +131,9 @@ AS $$
                 WHEN btrim(_retrieval_batch_problem.run_id) = '' OR btrim(_retrieval_batch_problem.rule_id) = '' THEN 2
                 WHEN ctxgraph._id_problem('run_id', _retrieval_batch_problem.run_id) IS NOT NULL THEN 3
                 WHEN ctxgraph._id_problem('rule_id', _retrieval_batch_problem.rule_id) IS NOT NULL THEN 4
+                -- infinity is no instant: a retrieval at +infinity sorts after every fit's as_of
+                -- for ever (the table's retrievals_finite_instant holds plain INSERTs to it too).
+                WHEN NOT isfinite(_retrieval_batch_problem.retrieved_at) THEN 11
                 WHEN coalesce(array_ndims(_retrieval_batch_problem.tip_ids), 1) <> 1
                      OR coalesce(array_ndims(_retrieval_batch_problem.similarity_scores), 1) <> 1 THEN 5
                 WHEN cardinality(_retrieval_batch_problem.tip_ids) <> cardinality(_retrieval_batch_problem.similarity_scores) THEN 6
@@ -133,6 +185,9 @@ AS $$
                WHEN 5 THEN format('ctxgraph: attempt_number must be 1 or more, got %s', _attempt_problem.attempt_number)
                WHEN 6 THEN format('ctxgraph: attempt ends (%s) before it starts (%s)', _attempt_problem.ended_at,
                                   _attempt_problem.started_at)
+               WHEN 7 THEN format('ctxgraph: started_at and ended_at must be finite instants, got %s and %s',
+                                  coalesce(_attempt_problem.started_at::text, 'NULL'),
+                                  coalesce(_attempt_problem.ended_at::text, 'NULL'))
            END,
            NULL::text
       FROM (SELECT CASE
@@ -142,6 +197,7 @@ AS $$
                 WHEN ctxgraph._id_problem('run_id', _attempt_problem.run_id) IS NOT NULL THEN 3
                 WHEN ctxgraph._id_problem('rule_id', _attempt_problem.rule_id) IS NOT NULL THEN 4
                 WHEN _attempt_problem.attempt_number < 1 THEN 5
+                WHEN NOT isfinite(_attempt_problem.started_at) OR NOT isfinite(_attempt_problem.ended_at) THEN 7
                 WHEN _attempt_problem.ended_at < _attempt_problem.started_at THEN 6
             END
             OFFSET 0) AS k (failed)
@@ -216,7 +272,8 @@ $$;
 COMMENT ON FUNCTION ctxgraph._raise_problem(text, text, text, bigint) IS
     'Private: raises a problem a check helper returned, with its SQLSTATE and hint; with a line, the message names the run-log line.';
 
-REVOKE ALL ON FUNCTION ctxgraph._id_problem(text, text),
+REVOKE ALL ON FUNCTION ctxgraph._id_forbidden_characters(), ctxgraph._id_lookalike_letters(), ctxgraph._code_point_at(text, text),
+    ctxgraph._id_problem(text, text),
     ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamptz),
     ctxgraph._missing_tips(text, bigint[]),
     ctxgraph._attempt_problem(text, text, integer, timestamptz, timestamptz),
@@ -224,7 +281,8 @@ REVOKE ALL ON FUNCTION ctxgraph._id_problem(text, text),
     ctxgraph._raise_problem(text, text, text, bigint) FROM PUBLIC;
 -- The write path runs with the caller's rights, so the writer executes the helpers it calls;
 -- graded_outcome calls _outcome_problem and _raise_problem for every role that may run it.
-GRANT EXECUTE ON FUNCTION ctxgraph._id_problem(text, text),
+GRANT EXECUTE ON FUNCTION ctxgraph._id_forbidden_characters(), ctxgraph._id_lookalike_letters(), ctxgraph._code_point_at(text, text),
+    ctxgraph._id_problem(text, text),
     ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamptz),
     ctxgraph._missing_tips(text, bigint[]),
     ctxgraph._attempt_problem(text, text, integer, timestamptz, timestamptz) TO ctxgraph_writer;

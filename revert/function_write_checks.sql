@@ -8,5 +8,8 @@ DROP FUNCTION ctxgraph._attempt_problem(text, text, integer, timestamptz, timest
 DROP FUNCTION ctxgraph._missing_tips(text, bigint[]);
 DROP FUNCTION ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamptz);
 DROP FUNCTION ctxgraph._id_problem(text, text);
+DROP FUNCTION ctxgraph._code_point_at(text, text);
+DROP FUNCTION ctxgraph._id_lookalike_letters();
+DROP FUNCTION ctxgraph._id_forbidden_characters();
 
 COMMIT;

@@ -41,7 +41,7 @@ BEGIN
     END IF;
     -- The id rule: a tab, a zero-width space or a 201st character is refused; 200 plain ones pass.
     SELECT * INTO p FROM ctxgraph._retrieval_batch_problem(E'r\t1', 'x', ARRAY[1]::bigint[], ARRAY[0.5], now());
-    IF p.message IS DISTINCT FROM 'ctxgraph: run_id must not contain whitespace or control characters, got U+0009 at character 2' THEN
+    IF p.message IS DISTINCT FROM 'ctxgraph: run_id must not contain whitespace, control or invisible characters, got U+0009 at character 2' THEN
         RAISE EXCEPTION 'verify: a tab in run_id gave %', p.message;
     END IF;
     IF (SELECT sqlstate FROM ctxgraph._attempt_problem('r', U&'x\200B', 1, NULL, NULL)) IS DISTINCT FROM '22023'

@@ -7,7 +7,7 @@
 -- against the catalog; then real attempts with SET LOCAL ROLE. Needs pgTAP, the fixtures of
 -- tests/fixtures/factories.sql, and a superuser (or CREATEROLE) session.
 BEGIN;
-SELECT plan(764);
+SELECT plan(779);
 
 CREATE ROLE ctxgraph_roles_probe NOLOGIN;
 -- ---------------------------------------------------------------------------------------------
@@ -42,7 +42,7 @@ SELECT set_eq(
                               AND d.deptype = 'e')
            AND (n.nspname <> 'ctxgraph' OR p.proname NOT LIKE '\_%'
                 OR format('%s.%s(%s)', n.nspname, p.proname, pg_catalog.oidvectortypes(p.proargtypes))
-                   = ANY (ARRAY['ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)', 'ctxgraph._id_problem(text, text)', 'ctxgraph._missing_tips(text, bigint[])', 'ctxgraph._outcome_problem(text, text, boolean, integer, text)', 'ctxgraph._raise_problem(text, text, text, bigint)', 'ctxgraph._refuse_foreign_temp_objects(text[])', 'ctxgraph._require_skill(text)', 'ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)']::text[]))$$,
+                   = ANY (ARRAY['ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)', 'ctxgraph._code_point_at(text, text)', 'ctxgraph._id_forbidden_characters()', 'ctxgraph._id_lookalike_letters()', 'ctxgraph._id_problem(text, text)', 'ctxgraph._missing_tips(text, bigint[])', 'ctxgraph._outcome_problem(text, text, boolean, integer, text)', 'ctxgraph._raise_problem(text, text, text, bigint)', 'ctxgraph._refuse_foreign_temp_objects(text[])', 'ctxgraph._require_skill(text)', 'ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)']::text[]))$$,
     $$VALUES ('table', 'ctxgraph.runs'),
                  ('table', 'stig.runs'),
                  ('table', 'cve.runs'),
@@ -150,6 +150,9 @@ SELECT set_eq(
                  ('function', 'ctxgraph._missing_tips(text, bigint[])'),
                  ('function', 'ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)'),
                  ('function', 'ctxgraph._id_problem(text, text)'),
+                 ('function', 'ctxgraph._id_forbidden_characters()'),
+                 ('function', 'ctxgraph._id_lookalike_letters()'),
+                 ('function', 'ctxgraph._code_point_at(text, text)'),
                  ('function', 'ctxgraph._refuse_foreign_temp_objects(text[])'),
                  ('function', 'ctxgraph.param(text)'),
                  ('function', 'ctxgraph.follow_weight(boolean, double precision)'),
@@ -1972,7 +1975,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
           'column grants on cve.scoring_null_reasons: none');
 
 -- ---------------------------------------------------------------------------------------------
--- Functions (250): EXECUTE for each role, both ways; PUBLIC never.
+-- Functions (265): EXECUTE for each role, both ways; PUBLIC never.
 -- ---------------------------------------------------------------------------------------------
 SELECT function_privs_are('ctxgraph', 'save_attempt', ARRAY['text', 'text', 'text', 'integer', 'text', 'timestamp with time zone', 'timestamp with time zone']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
@@ -2383,8 +2386,8 @@ SELECT function_privs_are('ctxgraph', '_id_problem', ARRAY['text', 'text']::name
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
                           'ctxgraph_writer may execute ctxgraph._id_problem(text, text)');
 SELECT function_privs_are('ctxgraph', '_id_problem', ARRAY['text', 'text']::name[],
-                          'ctxgraph_scorer', '{}'::name[],
-                          'ctxgraph_scorer may not execute ctxgraph._id_problem(text, text)');
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph._id_problem(text, text)');
 SELECT function_privs_are('ctxgraph', '_id_problem', ARRAY['text', 'text']::name[],
                           'ctxgraph_ranker', '{}'::name[],
                           'ctxgraph_ranker may not execute ctxgraph._id_problem(text, text)');
@@ -2394,6 +2397,51 @@ SELECT function_privs_are('ctxgraph', '_id_problem', ARRAY['text', 'text']::name
 SELECT function_privs_are('ctxgraph', '_id_problem', ARRAY['text', 'text']::name[],
                           'ctxgraph_roles_probe', '{}'::name[],
                           'PUBLIC (a role with no grants) may not execute ctxgraph._id_problem(text, text)');
+SELECT function_privs_are('ctxgraph', '_id_forbidden_characters', '{}'::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph._id_forbidden_characters()');
+SELECT function_privs_are('ctxgraph', '_id_forbidden_characters', '{}'::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph._id_forbidden_characters()');
+SELECT function_privs_are('ctxgraph', '_id_forbidden_characters', '{}'::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph._id_forbidden_characters()');
+SELECT function_privs_are('ctxgraph', '_id_forbidden_characters', '{}'::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph._id_forbidden_characters()');
+SELECT function_privs_are('ctxgraph', '_id_forbidden_characters', '{}'::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph._id_forbidden_characters()');
+SELECT function_privs_are('ctxgraph', '_id_lookalike_letters', '{}'::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph._id_lookalike_letters()');
+SELECT function_privs_are('ctxgraph', '_id_lookalike_letters', '{}'::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph._id_lookalike_letters()');
+SELECT function_privs_are('ctxgraph', '_id_lookalike_letters', '{}'::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph._id_lookalike_letters()');
+SELECT function_privs_are('ctxgraph', '_id_lookalike_letters', '{}'::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph._id_lookalike_letters()');
+SELECT function_privs_are('ctxgraph', '_id_lookalike_letters', '{}'::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph._id_lookalike_letters()');
+SELECT function_privs_are('ctxgraph', '_code_point_at', ARRAY['text', 'text']::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph._code_point_at(text, text)');
+SELECT function_privs_are('ctxgraph', '_code_point_at', ARRAY['text', 'text']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph._code_point_at(text, text)');
+SELECT function_privs_are('ctxgraph', '_code_point_at', ARRAY['text', 'text']::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph._code_point_at(text, text)');
+SELECT function_privs_are('ctxgraph', '_code_point_at', ARRAY['text', 'text']::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph._code_point_at(text, text)');
+SELECT function_privs_are('ctxgraph', '_code_point_at', ARRAY['text', 'text']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph._code_point_at(text, text)');
 SELECT function_privs_are('ctxgraph', '_refuse_foreign_temp_objects', ARRAY['text[]']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
                           'ctxgraph_writer may execute ctxgraph._refuse_foreign_temp_objects(text[])');
@@ -2735,7 +2783,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
                    JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
                   WHERE n.nspname = 'ctxgraph' AND p.proname LIKE '\_%'
                     AND format('%s.%s(%s)', n.nspname, p.proname, pg_catalog.oidvectortypes(p.proargtypes))
-                        <> ALL (ARRAY['ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)', 'ctxgraph._id_problem(text, text)', 'ctxgraph._missing_tips(text, bigint[])', 'ctxgraph._outcome_problem(text, text, boolean, integer, text)', 'ctxgraph._raise_problem(text, text, text, bigint)', 'ctxgraph._refuse_foreign_temp_objects(text[])', 'ctxgraph._require_skill(text)', 'ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)']::text[])
+                        <> ALL (ARRAY['ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)', 'ctxgraph._code_point_at(text, text)', 'ctxgraph._id_forbidden_characters()', 'ctxgraph._id_lookalike_letters()', 'ctxgraph._id_problem(text, text)', 'ctxgraph._missing_tips(text, bigint[])', 'ctxgraph._outcome_problem(text, text, boolean, integer, text)', 'ctxgraph._raise_problem(text, text, text, bigint)', 'ctxgraph._refuse_foreign_temp_objects(text[])', 'ctxgraph._require_skill(text)', 'ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)']::text[])
                     AND pg_catalog.has_function_privilege('ctxgraph_writer', p.oid, 'EXECUTE')) AS s (v)
                   ORDER BY s.v COLLATE "C"),
           '{}'::text[],
@@ -2746,7 +2794,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
                    JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
                   WHERE n.nspname = 'ctxgraph' AND p.proname LIKE '\_%'
                     AND format('%s.%s(%s)', n.nspname, p.proname, pg_catalog.oidvectortypes(p.proargtypes))
-                        <> ALL (ARRAY['ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)', 'ctxgraph._id_problem(text, text)', 'ctxgraph._missing_tips(text, bigint[])', 'ctxgraph._outcome_problem(text, text, boolean, integer, text)', 'ctxgraph._raise_problem(text, text, text, bigint)', 'ctxgraph._refuse_foreign_temp_objects(text[])', 'ctxgraph._require_skill(text)', 'ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)']::text[])
+                        <> ALL (ARRAY['ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)', 'ctxgraph._code_point_at(text, text)', 'ctxgraph._id_forbidden_characters()', 'ctxgraph._id_lookalike_letters()', 'ctxgraph._id_problem(text, text)', 'ctxgraph._missing_tips(text, bigint[])', 'ctxgraph._outcome_problem(text, text, boolean, integer, text)', 'ctxgraph._raise_problem(text, text, text, bigint)', 'ctxgraph._refuse_foreign_temp_objects(text[])', 'ctxgraph._require_skill(text)', 'ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)']::text[])
                     AND pg_catalog.has_function_privilege('ctxgraph_scorer', p.oid, 'EXECUTE')) AS s (v)
                   ORDER BY s.v COLLATE "C"),
           '{}'::text[],
@@ -2757,7 +2805,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
                    JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
                   WHERE n.nspname = 'ctxgraph' AND p.proname LIKE '\_%'
                     AND format('%s.%s(%s)', n.nspname, p.proname, pg_catalog.oidvectortypes(p.proargtypes))
-                        <> ALL (ARRAY['ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)', 'ctxgraph._id_problem(text, text)', 'ctxgraph._missing_tips(text, bigint[])', 'ctxgraph._outcome_problem(text, text, boolean, integer, text)', 'ctxgraph._raise_problem(text, text, text, bigint)', 'ctxgraph._refuse_foreign_temp_objects(text[])', 'ctxgraph._require_skill(text)', 'ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)']::text[])
+                        <> ALL (ARRAY['ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)', 'ctxgraph._code_point_at(text, text)', 'ctxgraph._id_forbidden_characters()', 'ctxgraph._id_lookalike_letters()', 'ctxgraph._id_problem(text, text)', 'ctxgraph._missing_tips(text, bigint[])', 'ctxgraph._outcome_problem(text, text, boolean, integer, text)', 'ctxgraph._raise_problem(text, text, text, bigint)', 'ctxgraph._refuse_foreign_temp_objects(text[])', 'ctxgraph._require_skill(text)', 'ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)']::text[])
                     AND pg_catalog.has_function_privilege('ctxgraph_ranker', p.oid, 'EXECUTE')) AS s (v)
                   ORDER BY s.v COLLATE "C"),
           '{}'::text[],
@@ -2768,7 +2816,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
                    JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
                   WHERE n.nspname = 'ctxgraph' AND p.proname LIKE '\_%'
                     AND format('%s.%s(%s)', n.nspname, p.proname, pg_catalog.oidvectortypes(p.proargtypes))
-                        <> ALL (ARRAY['ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)', 'ctxgraph._id_problem(text, text)', 'ctxgraph._missing_tips(text, bigint[])', 'ctxgraph._outcome_problem(text, text, boolean, integer, text)', 'ctxgraph._raise_problem(text, text, text, bigint)', 'ctxgraph._refuse_foreign_temp_objects(text[])', 'ctxgraph._require_skill(text)', 'ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)']::text[])
+                        <> ALL (ARRAY['ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)', 'ctxgraph._code_point_at(text, text)', 'ctxgraph._id_forbidden_characters()', 'ctxgraph._id_lookalike_letters()', 'ctxgraph._id_problem(text, text)', 'ctxgraph._missing_tips(text, bigint[])', 'ctxgraph._outcome_problem(text, text, boolean, integer, text)', 'ctxgraph._raise_problem(text, text, text, bigint)', 'ctxgraph._refuse_foreign_temp_objects(text[])', 'ctxgraph._require_skill(text)', 'ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)']::text[])
                     AND pg_catalog.has_function_privilege('ctxgraph_analyst', p.oid, 'EXECUTE')) AS s (v)
                   ORDER BY s.v COLLATE "C"),
           '{}'::text[],
@@ -2779,7 +2827,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
                    JOIN pg_catalog.pg_namespace AS n ON n.oid = p.pronamespace
                   WHERE n.nspname = 'ctxgraph' AND p.proname LIKE '\_%'
                     AND format('%s.%s(%s)', n.nspname, p.proname, pg_catalog.oidvectortypes(p.proargtypes))
-                        <> ALL (ARRAY['ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)', 'ctxgraph._id_problem(text, text)', 'ctxgraph._missing_tips(text, bigint[])', 'ctxgraph._outcome_problem(text, text, boolean, integer, text)', 'ctxgraph._raise_problem(text, text, text, bigint)', 'ctxgraph._refuse_foreign_temp_objects(text[])', 'ctxgraph._require_skill(text)', 'ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)']::text[])
+                        <> ALL (ARRAY['ctxgraph._attempt_problem(text, text, integer, timestamp with time zone, timestamp with time zone)', 'ctxgraph._code_point_at(text, text)', 'ctxgraph._id_forbidden_characters()', 'ctxgraph._id_lookalike_letters()', 'ctxgraph._id_problem(text, text)', 'ctxgraph._missing_tips(text, bigint[])', 'ctxgraph._outcome_problem(text, text, boolean, integer, text)', 'ctxgraph._raise_problem(text, text, text, bigint)', 'ctxgraph._refuse_foreign_temp_objects(text[])', 'ctxgraph._require_skill(text)', 'ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamp with time zone)']::text[])
                     AND pg_catalog.has_function_privilege('ctxgraph_roles_probe', p.oid, 'EXECUTE')) AS s (v)
                   ORDER BY s.v COLLATE "C"),
           '{}'::text[],

@@ -15,10 +15,10 @@ CREATE TEMP TABLE runs_before AS SELECT count(*) AS n FROM ctxgraph.runs;
 -- Ids: 1 to 200 characters, no whitespace, control or invisible format character (14)
 -- ---------------------------------------------------------------------------------------------
 SELECT throws_ok(format($$SELECT ctxgraph.log_retrievals('stig', E'run\t8', 'ic-rule', ARRAY[%s]::bigint[], ARRAY[0.9])$$, :tip_a),
-                 '22023', 'ctxgraph: run_id must not contain whitespace or control characters, got U+0009 at character 4',
+                 '22023', 'ctxgraph: run_id must not contain whitespace, control or invisible characters, got U+0009 at character 4',
                  'log_retrievals: a tab in run_id raises 22023 and shows it');
 SELECT throws_ok(format($$SELECT ctxgraph.log_retrievals('stig', 'run-8', E'ic-rule\n', ARRAY[%s]::bigint[], ARRAY[0.9])$$, :tip_a),
-                 '22023', 'ctxgraph: rule_id must not contain whitespace or control characters, got U+000A at character 8',
+                 '22023', 'ctxgraph: rule_id must not contain whitespace, control or invisible characters, got U+000A at character 8',
                  'log_retrievals: a trailing newline in rule_id raises 22023');
 SELECT throws_ok($$SELECT ctxgraph.save_attempt('stig', U&'run\00A08', 'ic-rule', 1)$$,
                  '22023', NULL, 'save_attempt: a no-break space (U+00A0) in run_id raises 22023');
@@ -31,7 +31,7 @@ SELECT throws_ok(format($$SELECT ctxgraph.log_retrievals('stig', U&'\FEFFrun-8',
 SELECT throws_ok(format($$SELECT ctxgraph.log_retrievals('stig', U&'run\30008', 'ic-rule', ARRAY[%s]::bigint[], ARRAY[0.9])$$, :tip_a),
                  '22023', NULL, 'log_retrievals: an ideographic space (U+3000) in run_id raises 22023');
 SELECT throws_ok($$SELECT ctxgraph.save_attempt('stig', 'run 8', 'ic-rule', 1)$$,
-                 '22023', 'ctxgraph: run_id must not contain whitespace or control characters, got U+0020 at character 4',
+                 '22023', 'ctxgraph: run_id must not contain whitespace, control or invisible characters, got U+0020 at character 4',
                  'save_attempt: a space inside run_id raises 22023');
 SELECT throws_ok($$SELECT ctxgraph.save_attempt('stig', repeat('r', 1000000), 'ic-rule', 1)$$,
                  '22023', 'ctxgraph: run_id must be at most 200 characters, got 1000000',
@@ -44,7 +44,7 @@ SELECT throws_ok($$SELECT ctxgraph.save_attempt('stig', 'run-8', repeat('x', 201
 SELECT lives_ok($$SELECT ctxgraph.save_attempt('stig', repeat('r', 200), 'ic-rule', 1)$$,
                 'save_attempt: a 200-character run_id is an id');
 SELECT throws_ok($$SELECT * FROM tests.ingest_log('ic20', '[{"line": 3, "kind": "retrieval", "run_id": "r\t3", "rule_id": "V-1", "attempt_number": 1, "retrieved_at": "2026-05-03 10:00+00", "tip_bodies": ["A"], "scores": [0.5]}]')$$,
-                 '22023', 'ctxgraph: run log line 3: run_id must not contain whitespace or control characters, got U+0009 at character 2',
+                 '22023', 'ctxgraph: run log line 3: run_id must not contain whitespace, control or invisible characters, got U+0009 at character 2',
                  'ingest_run_log: the same rule, the line named');
 SELECT is((SELECT count(*) FROM ctxgraph.runs) - (SELECT n FROM runs_before), 1::bigint,
           'the refused ids wrote no run: only the 200-character one exists');

@@ -686,6 +686,28 @@ def measure_eviction(conn: psycopg.Connection, args: argparse.Namespace) -> dict
     return out
 
 
+def measure_id_lookups(conn: psycopg.Connection, rng: random.Random, count: int = 3500, reps: int = 5) -> dict[str, Any]:
+    """Reads of `count` log rows by id alone on the skill's own table, beside the same through the
+    parent with its skill: the per-skill table has its own index on id (index_partition_ids)."""
+    every_id = [row[0] for row in conn.execute("SELECT id FROM stig.tip_retrievals")]
+    ids = rng.sample(every_id, min(count, len(every_id)))
+    ways = {
+        "per_skill_table": "SELECT count(*) FROM stig.tip_retrievals WHERE id = ANY (%s)",
+        "parent_with_skill": "SELECT count(*) FROM ctxgraph.tip_retrievals WHERE skill = 'stig' AND id = ANY (%s)",
+    }
+    out: dict[str, Any] = {"ids": len(ids)}
+    for name, query in ways.items():
+        samples = []
+        for _ in range(reps):
+            ms, found = timed(lambda q=query: conn.execute(q, (ids,)).fetchone()[0])
+            if found != len(ids):
+                raise RuntimeError(f"id lookup ({name}) found {found} of {len(ids)} rows")
+            samples.append(ms)
+        out[name] = summary(samples)
+    out["ratio_per_skill_over_parent"] = out["per_skill_table"]["median_ms"] / out["parent_with_skill"]["median_ms"]
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run every measurement in both statistics states, write the plans and the figures as JSON."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -772,6 +794,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             results["phases"][phase] = out
     with psycopg.connect(autocommit=True) as conn:
         results["eviction"] = measure_eviction(conn, args)
+        print("bench: lookups by id ...", file=sys.stderr, flush=True)
+        results["id_lookups"] = measure_id_lookups(conn, random.Random(args.seed + 2))
     # After both phases, so the rows it writes and rolls back never reach their figures.
     results["ingest"] = measure_ingest(args, random.Random(args.seed + 1), Path(plan_dir))
     with open(args.json, "w", encoding="utf-8") as fh:

@@ -116,6 +116,14 @@ def report(r: dict[str, Any], load_mode: str, elapsed: int) -> str:
                      " refresh_tip_stats")
         lines.append("  misplans (full scans of the log, JIT). Plans and details: docs/ranker-plan.md, 'Findings'.")
     lines += eviction_report(r)
+    lookups = r.get("id_lookups")
+    if lookups:
+        lines.append("")
+        lines.append(f"  {'lookup of ' + format(lookups['ids'], ',') + ' log rows by id, median ms':<55} {'measured':>19}")
+        lines.append(f"  {'  stig.tip_retrievals WHERE id = ANY (...)':<55} {ms(lookups['per_skill_table']['median_ms']):>19}")
+        lines.append(f"  {'  ctxgraph.tip_retrievals WHERE skill AND id = ANY (...)':<55} "
+                     f"{ms(lookups['parent_with_skill']['median_ms']):>19}"
+                     f"   (per-skill / parent {lookups['ratio_per_skill_over_parent']:.2f}x)")
     return "\n".join(lines)
 
 

@@ -34,6 +34,11 @@
 -- the misleading tips at precision 0.76, because every effect's std error stays near the ridge
 -- prior's with a few attempts per tip (docs/simulator.md). eviction.max_effect_upper is read no
 -- more; its row stays, as an upgrade never deletes a row an operator may have set.
+--
+-- A reason resting on no judge verdict says so: when the judge is silent on every retrieval of
+-- the tip up to as_of, the reason ends '; no judge verdict on any of its retrievals: followed or
+-- not per the no-judge signal alone', which eviction_candidates and tip_evictions carry too, so
+-- an operator sees that the follow evidence is a lexical guess before applying it.
 BEGIN;
 
 INSERT INTO ctxgraph.parameters (name, value, description) VALUES
@@ -254,31 +259,45 @@ verdicts AS (
            j.harm_n >= j.min_harm AND j.runs >= j.min_runs AS harm_supported,
            j.misleading_probability > j.min_misleading_probability AS blamed_enough
       FROM judged AS j
+),
+reasoned AS (
+    SELECT v.*,
+           CASE
+               -- Retire on the tip's own blame, other tips followed with it and the rule's pass rate
+               -- explained away; never on outcomes it merely shared with its neighbours.
+               WHEN v.harm_supported AND v.blamed_enough THEN
+                   format('harm: misleading probability %s (effect %s), followed in %s attempts that broke the system%s',
+                          round(v.misleading_probability::numeric, 2), round(v.effect::numeric, 2), round(v.harm_n::numeric, 1),
+                          CASE WHEN v.co_followed_tips > 1
+                               THEN format(', always followed together with %s other tips', v.co_followed_tips - 1) ELSE '' END)
+               WHEN v.supported AND v.blamed_enough THEN
+                   format('harmful when followed: misleading probability %s (effect %s) over %s attempts, followed in %s%s',
+                          round(v.misleading_probability::numeric, 2), round(v.effect::numeric, 2), v.attempts,
+                          round(v.followed_n::numeric, 1),
+                          CASE WHEN v.co_followed_tips > 1
+                               THEN format(', always followed together with %s other tips', v.co_followed_tips - 1) ELSE '' END)
+           END AS reason
+      FROM verdicts AS v
 )
 SELECT v.tip_id, v.rule_id, v.attempts, v.runs, v.followed_n, v.followed_outcome, v.upper_bound,
        v.baseline_n, v.baseline, v.shortfall, v.harm_n, v.harm_share, v.baseline_harm_share, v.retired,
-       CASE
-           -- Retire on the tip's own blame, other tips followed with it and the rule's pass rate
-           -- explained away; never on outcomes it merely shared with its neighbours.
-           WHEN v.harm_supported AND v.blamed_enough THEN
-               format('harm: misleading probability %s (effect %s), followed in %s attempts that broke the system%s',
-                      round(v.misleading_probability::numeric, 2), round(v.effect::numeric, 2), round(v.harm_n::numeric, 1),
-                      CASE WHEN v.co_followed_tips > 1
-                           THEN format(', always followed together with %s other tips', v.co_followed_tips - 1) ELSE '' END)
-           WHEN v.supported AND v.blamed_enough THEN
-               format('harmful when followed: misleading probability %s (effect %s) over %s attempts, followed in %s%s',
-                      round(v.misleading_probability::numeric, 2), round(v.effect::numeric, 2), v.attempts,
-                      round(v.followed_n::numeric, 1),
-                      CASE WHEN v.co_followed_tips > 1
-                           THEN format(', always followed together with %s other tips', v.co_followed_tips - 1) ELSE '' END)
-       END,
+       -- Evidence no judge ever saw is said to be so: with the judge silent on every retrieval of
+       -- the tip, whether the scripts followed it is the no-judge follow signal's word alone (a
+       -- lexical guess that dead code or a look-alike script can fool). Asked only of tips with a
+       -- reason, by the log's (skill, tip_id) index.
+       v.reason || CASE WHEN v.reason IS NOT NULL
+                         AND NOT EXISTS (SELECT 1 FROM ctxgraph.tip_retrievals AS r
+                                          WHERE r.skill = tip_evidence.skill AND r.tip_id = v.tip_id
+                                            AND r.tip_followed_llm IS NOT NULL AND r.retrieved_at <= tip_evidence.as_of)
+                        THEN '; no judge verdict on any of its retrievals: followed or not per the no-judge signal alone'
+                        ELSE '' END,
        v.effect, v.effect_upper_bound, v.co_followed_tips, v.effects_as_of
-  FROM verdicts AS v
+  FROM reasoned AS v
  ORDER BY v.tip_id
 $$;
 
 COMMENT ON FUNCTION ctxgraph.tip_evidence(text, timestamptz) IS
-    'Per tip of a skill, as of an instant: support (attempts, runs, follow-weighted attempts), the follow-weighted outcome against its rules'' baseline, harm, the effect when followed from ctxgraph.tip_effects, and the eviction reason: supported and its misleading_probability above eviction.min_misleading_probability (NULL otherwise).';
+    'Per tip of a skill, as of an instant: support (attempts, runs, follow-weighted attempts), the follow-weighted outcome against its rules'' baseline, harm, the effect when followed from ctxgraph.tip_effects, and the eviction reason: supported and its misleading_probability above eviction.min_misleading_probability (NULL otherwise), saying so when no judge verdict backs it.';
 
 REVOKE ALL ON FUNCTION ctxgraph.tip_evidence(text, timestamptz) FROM PUBLIC;
 COMMENT ON COLUMN ctxgraph.eviction_candidates.effect IS 'The tip''s effect when followed (ctxgraph.tip_effects), for reading; eviction acts on its misleading_probability.';

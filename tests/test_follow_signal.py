@@ -619,7 +619,8 @@ def test_calibration_round_trip_on_judge_verdicts(conn, seed, capsys):
     from ctxgraph.cli import main
     from ctxgraph.store import Client
 
-    run = seed_crypto_run(seed)
+    # Verdicts enough for calibrate's minimum of each class (calibration.MIN_PER_CLASS) from this run alone.
+    run = seed_crypto_run(seed, rules=cal.MIN_PER_CLASS)
     with StubServer() as server:
         server.responder = lambda request: verdict("cat > /etc/ssh/ssh_config" not in request.messages[-1]["content"])
         first = scoring_pass.run_pass(conn, scoring_pass.PassConfig(

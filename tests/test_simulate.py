@@ -162,3 +162,50 @@ def test_world_files_that_are_not_utf8_json_or_hold_huge_numbers_are_world_error
         simulate.load_world(deep)
     with pytest.raises(simulate.WorldError, match="parameters.effects.ridge_lambda must be a number"):
         simulate.validate_world({**SMALL, "parameters": {"effects.ridge_lambda": 10**400}})
+
+
+# A world at every key's upper bound: about 2.5e9 retrievals, which ran until interrupted (issue 44).
+HUGE = {"runs": 100, "rules": 5000, "tips_per_rule": 100, "tips_per_attempt": 100, "max_attempts": 50}
+NOWHERE = "postgresql://nobody@127.0.0.1:1/none?connect_timeout=2"
+
+
+def test_the_size_of_a_world_is_its_most_retrievals() -> None:
+    world = simulate.validate_world(SMALL)
+    assert simulate.most_retrievals(world) == 3 * 8 * 3 * 3
+    assert simulate.most_retrievals(simulate.load_world()) == 6 * 40 * 5 * 5
+    assert simulate.most_retrievals(simulate.validate_world(HUGE)) == 2_500_000_000
+    assert simulate.MAX_RETRIEVALS == 10_000_000
+
+
+def test_a_world_past_the_size_limit_is_refused_before_any_database_work() -> None:
+    """The server named cannot be reached: a refusal (not a connection error) shows nothing was tried."""
+    world = simulate.validate_world(HUGE)
+    with pytest.raises(simulate.WorldTooLarge, match=r"up to 2,500,000,000 retrievals .* past the limit of "
+                                                      r"10,000,000"):
+        simulate.simulate(world, 1, dsn=NOWHERE)
+    with pytest.raises(simulate.WorldTooLarge, match="up to 216 retrievals"):
+        simulate.simulate(simulate.validate_world(SMALL), 1, dsn=NOWHERE, max_retrievals=215)
+
+
+def test_the_cli_refuses_a_huge_world_with_exit_2_unless_told_otherwise(tmp_path: Path) -> None:
+    path = tmp_path / "huge.json"
+    path.write_text(json.dumps(HUGE))
+    env = {**os.environ, "PYTHONPATH": str(ROOT / "scorer"), "DATABASE_URL": NOWHERE}
+
+    def run_cli(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "ctxgraph.cli", "simulate", "--world", str(path), *args],
+                              capture_output=True, text=True, env=env, timeout=120, check=False)
+
+    done = run_cli()
+    assert done.returncode == 2, done.stderr
+    assert done.stderr == ("ctxgraph simulate: the world can write up to 2,500,000,000 retrievals (100 runs x 5000 "
+                           "rules x 50 attempts x 100 tips), past the limit of 10,000,000: raise it with "
+                           "--max-retrievals N or lift it with --no-size-limit\n")
+    assert done.stdout == ""
+    assert run_cli("--max-retrievals", "2499999999").returncode == 2
+    # Told otherwise, it goes on to the database (here unreachable: exit 3).
+    for lifted in (["--max-retrievals", "2500000000"], ["--no-size-limit"]):
+        done = run_cli(*lifted)
+        assert done.returncode == 3 and "cannot connect" in done.stderr, (lifted, done.stderr)
+    both = run_cli("--max-retrievals", "5", "--no-size-limit")
+    assert both.returncode == 2 and "not allowed with argument" in both.stderr

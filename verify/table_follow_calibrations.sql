@@ -18,7 +18,8 @@ SELECT 1 / (NOT EXISTS (SELECT 1 FROM pg_catalog.pg_proc AS p, pg_catalog.aclexp
 SELECT 1 / has_table_privilege('ctxgraph_analyst', 'ctxgraph.follow_calibrations', 'SELECT')::int;
 SELECT 1 / (NOT has_table_privilege('ctxgraph_scorer', 'ctxgraph.follow_calibrations', 'INSERT'))::int;
 SELECT 1 / (NOT has_table_privilege('ctxgraph_writer', 'ctxgraph.follow_calibrations', 'SELECT'))::int;
--- Behaviour, rolled back: a saved fit comes back as the current one, the latest fit wins, another
+-- Behaviour, rolled back: a saved fit comes back as the current one, the latest fit with its
+-- cross-validated figures wins, another
 -- signal version has none, and a NaN is refused by the function (22023) and by the table (23514).
 DO $$
 DECLARE
@@ -34,9 +35,15 @@ BEGIN
         RAISE EXCEPTION 'verify: current_follow_calibration does not return the saved fit: %', row_to_json(current);
     END IF;
     second_id := ctxgraph.save_follow_calibration('stig', 'verify-1', 'logistic', '{lexical}', '{1.0}', 0.0,
-                                                  'judge', 'verify-model prompt 0', 3, 0);
+                                                  'judge', 'verify-model prompt 0', 30, 10, 0.7, 0.7, 3);
     IF (SELECT c.calibration_id FROM ctxgraph.current_follow_calibration('stig', 'verify-1') AS c) IS DISTINCT FROM second_id THEN
         RAISE EXCEPTION 'verify: the latest fit is not the current one';
+    END IF;
+    -- A later fit without cross-validated figures is kept but not put in force.
+    PERFORM ctxgraph.save_follow_calibration('stig', 'verify-1', 'logistic', '{lexical}', '{5.0}', 0.0,
+                                             'labels', 'verify two labels', 2, 1);
+    IF (SELECT c.calibration_id FROM ctxgraph.current_follow_calibration('stig', 'verify-1') AS c) IS DISTINCT FROM second_id THEN
+        RAISE EXCEPTION 'verify: a fit without cross-validated figures was put in force';
     END IF;
     IF EXISTS (SELECT 1 FROM ctxgraph.current_follow_calibration('stig', 'verify-2')) THEN
         RAISE EXCEPTION 'verify: current_follow_calibration answers for a signal version with no fit';

@@ -17,7 +17,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from ctxgraph.calibration import CASCADE_CHECK_SHARE
+from ctxgraph.calibration import CASCADE_CHECK_SHARE, MIN_PER_CLASS
 from ctxgraph.embed import DEFAULT_MAX_CHUNKS
 
 EXIT_OK = 0
@@ -31,6 +31,23 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
     if value > 2**31 - 1:
         raise argparse.ArgumentTypeError(f"must be at most {2**31 - 1} (the database's integer), got {value}")
+    return value
+
+
+def _retrievals(text: str) -> int:
+    """A count of retrievals (1 or more; no database column bounds it): 50000000, 50_000_000 or 5e7."""
+    try:
+        value = int(text)
+    except ValueError:
+        try:
+            number = float(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+        if not number.is_integer():
+            raise argparse.ArgumentTypeError(f"must be a whole number, got {text!r}") from None
+        value = int(number)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {text}")
     return value
 
 
@@ -157,7 +174,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="fit the follow signal's calibration on the judge's verdicts or on gold labels",
         description="Fit the logistic combination of the lexical follow signal and the cosine that gives "
                     "follow_probability, on the skill's judge verdicts (default) or on gold labels, cross-validated "
-                    "by rule, with the judge cascade's band; the next scoring pass uses it.",
+                    "by rule, with the judge cascade's band; the next scoring pass uses it. Fewer than "
+                    "--min-per-class followed or ignored examples, or a fit cross-validation cannot score, is "
+                    "refused (exit 2) and nothing is stored.",
     )
     calibrate.add_argument("--skill", required=True)
     calibrate.add_argument("--labels", type=Path, help="CSV of gold labels (as for evaluate) instead of judge verdicts")
@@ -167,6 +186,9 @@ def build_parser() -> argparse.ArgumentParser:
     calibrate.add_argument("--folds", type=_positive_int, default=5, help="cross-validation folds by rule (default 5)")
     calibrate.add_argument("--from-scratch", action="store_true",
                            help="pull the coefficients toward zero, not toward the default calibration's")
+    calibrate.add_argument("--min-per-class", type=_positive_int, default=MIN_PER_CLASS, metavar="N",
+                           help=f"fewest followed and fewest ignored examples to fit on (default {MIN_PER_CLASS}); "
+                                "with fewer, or with no cross-validated figure, nothing is fitted or stored (exit 2)")
     calibrate.add_argument("--dry-run", action="store_true", help="fit and print, store nothing")
 
     simulate = sub.add_parser(
@@ -183,6 +205,14 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_argument("--deploy-to", metavar="CHANGE",
                           help="deploy only up to this sqitch change or tag (sqitch deploy --to), e.g. @v0.4.0")
     simulate.add_argument("--quiet", action="store_true", help="no progress lines")
+    # Here, not at the top: the simulator brings psycopg, which a command imports only once parsed.
+    from ctxgraph.simulate import MAX_RETRIEVALS
+
+    size = simulate.add_mutually_exclusive_group()
+    size.add_argument("--max-retrievals", type=_retrievals, metavar="N",
+                      help="refuse (exit 2) a world that could write more than N retrievals, runs x rules x "
+                           f"max_attempts x tips_per_attempt (default {MAX_RETRIEVALS:,})")
+    size.add_argument("--no-size-limit", action="store_true", help="run a world of any size")
     return parser
 
 
@@ -199,9 +229,10 @@ def _simulate(args: argparse.Namespace) -> int:
         if not args.quiet:
             print(line, file=sys.stderr, flush=True)
 
+    limit = None if args.no_size_limit else args.max_retrievals or simulate.MAX_RETRIEVALS
     try:
         result = simulate.simulate(world, args.seed, keep_database=args.keep_database, deploy_to=args.deploy_to,
-                                   progress=progress)
+                                   progress=progress, max_retrievals=limit)
     except simulate.WorldError as exc:
         print(f"ctxgraph simulate: {exc}", file=sys.stderr)
         return EXIT_USAGE
@@ -376,7 +407,8 @@ def _calibrate(args: argparse.Namespace) -> int:
         try:
             result = evaluation.calibrate(conn, args.skill, labels, folds=args.folds,
                                           max_disagreement=args.max_disagreement, source=source,
-                                          save=not args.dry_run, from_default=not args.from_scratch)
+                                          save=not args.dry_run, from_default=not args.from_scratch,
+                                          min_per_class=args.min_per_class)
         except evaluation.LabelError as exc:
             print(f"ctxgraph calibrate: {exc}", file=sys.stderr)
             return EXIT_USAGE

@@ -159,7 +159,8 @@ class CalibrationResult:
 
 def calibrate(conn: psycopg.Connection, skill: str, labels: list[dict] | None = None, *, folds: int = 5,
               max_disagreement: float = 0.03, ridge: float = 1.0, source: str | None = None,
-              save: bool = True, from_default: bool = True) -> CalibrationResult:
+              save: bool = True, from_default: bool = True,
+              min_per_class: int = cal.MIN_PER_CLASS) -> CalibrationResult:
     """Fit the follow signal's calibration on the judge's verdicts (labels None) or on gold labels.
 
     Examples are the skill's retrievals whose stored follow evidence has the current signal version
@@ -167,7 +168,11 @@ def calibrate(conn: psycopg.Connection, skill: str, labels: list[dict] | None = 
     (cal.DEFAULT, the fit on the labelled pool), so a skill's few hundred verdicts adjust it rather
     than start from nothing; from_default=False pulls them toward zero instead. Figures are
     cross-validated by rule, each fold fitted the same way; the cascade band comes from the
-    out-of-fold predictions. Raises LabelError when there is nothing to fit on."""
+    out-of-fold predictions. Raises LabelError, having stored nothing (save=False is refused the
+    same), when fewer than min_per_class examples are followed or ignored, or when cross-validation
+    by rule gives no AUC and accuracy (examples on one rule, or each class confined to one fold)."""
+    if min_per_class < 1:
+        raise ValueError(f"min_per_class must be 1 or more, got {min_per_class}")
     require_skill(conn, skill)
     store = Store(conn)
     if labels is None:
@@ -184,10 +189,13 @@ def calibrate(conn: psycopg.Connection, skill: str, labels: list[dict] | None = 
                     in store.signal_examples(skill, SIGNAL_VERSION, sorted(gold))]
         fitted_on = "labels"
         source = source or "gold labels"
-    if len({bool(e[5]) for e in examples}) < 2:
-        raise LabelError(f"nothing to calibrate on: {len(examples)} scored retrievals with a "
-                         f"{'judge verdict' if labels is None else 'label'} and {SIGNAL_VERSION} evidence, "
-                         "and both followed and ignored are needed (run ctxgraph score first)")
+    followed = sum(bool(e[5]) for e in examples)
+    ignored = len(examples) - followed
+    if min(followed, ignored) < min_per_class:
+        what = "judge verdicts" if labels is None else "labels"
+        raise LabelError(f"too few {what} to calibrate on: {followed} followed and {ignored} ignored among the "
+                         f"scored retrievals with {SIGNAL_VERSION} evidence, and at least {min_per_class} of each "
+                         "are needed (--min-per-class)" + ("; run ctxgraph score first" if not examples else ""))
     # Each example against the tip's other scored scripts, as the pass contrasts them.
     peer_totals = store.peer_feature_sums(skill, SIGNAL_VERSION, sorted({e[2] for e in examples}), cal.PEER_FEATURES)
     x = np.array([cal.design_row(feats, cos, cal.PeerSums(*peer_totals[tip]).minus(feats))
@@ -202,6 +210,13 @@ def calibrate(conn: psycopg.Connection, skill: str, labels: list[dict] | None = 
     known = ~np.isnan(predictions)
     cv_auc = cal.auc(predictions[known].tolist(), y[known].astype(bool).tolist())
     cv_accuracy = float(np.mean((predictions[known] >= 0.5) == y[known].astype(bool))) if known.any() else None
+    if cv_auc is None or cv_accuracy is None:
+        # The figure is the only evidence the fit beats the calibration it would replace.
+        rules, scored = len(set(groups)), int(known.sum())
+        detail = "none" if not scored else f"{scored}, all {'followed' if y[known].all() else 'ignored'}"
+        raise LabelError(f"no cross-validated figure, so nothing is stored: of the {len(examples)} examples on "
+                         f"{rules} rule{'' if rules == 1 else 's'}, cross-validation by rule scored {detail} (a fold "
+                         "is scored by a fit on both classes from the other rules); spread each class over more rules")
     low, high = cal.cascade_band(predictions[known].tolist(), y[known].astype(bool).tolist(), max_disagreement)
     inside = float(np.mean((predictions[known] >= low) & (predictions[known] <= high))) if known.any() else 1.0
     coefficients, intercept = cal.fit(x, y, ridge, prior=prior)

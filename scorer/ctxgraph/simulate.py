@@ -73,6 +73,10 @@ class WorldError(ValueError):
     """The world file is unreadable or invalid; the message names the key and what is wrong."""
 
 
+class WorldTooLarge(WorldError):
+    """The world could write more retrievals than the limit allows; the message gives both."""
+
+
 @dataclass(frozen=True)
 class World:
     name: str
@@ -96,6 +100,30 @@ class World:
     embedding: dict[str, float]
     parameters: dict[str, float]
     source: dict[str, Any] = field(compare=False, repr=False)  # the merged world as given (for --json)
+
+
+# The most retrievals a world may write unless the caller raises the limit (ctxgraph simulate
+# --max-retrievals N) or lifts it (--no-size-limit). The history goes through the write path one
+# attempt at a time, about 2.5 ms a retrieval on the default world (docs/simulator.md), so a world
+# at the limit runs for hours; the largest world validate_world accepts could write 2.5e9, about ten
+# weeks of it.
+MAX_RETRIEVALS = 10_000_000
+
+
+def most_retrievals(world: World) -> int:
+    """The most retrievals the world can write: every rule attempted max_attempts times in every run,
+    tips_per_attempt retrieved each time (a rule that passes stops earlier, so the history is smaller)."""
+    return world.runs * world.rules * world.max_attempts * world.tips_per_attempt
+
+
+def check_size(world: World, limit: int | None = MAX_RETRIEVALS) -> None:
+    """Raise WorldTooLarge when :func:`most_retrievals` exceeds ``limit`` (None: no limit)."""
+    most = most_retrievals(world)
+    if limit is not None and most > limit:
+        raise WorldTooLarge(
+            f"the world can write up to {most:,} retrievals ({world.runs} runs x {world.rules} rules x "
+            f"{world.max_attempts} attempts x {world.tips_per_attempt} tips), past the limit of {limit:,}: "
+            "raise it with --max-retrievals N or lift it with --no-size-limit")
 
 
 # -- the world file ------------------------------------------------------------------------------------
@@ -396,8 +424,13 @@ def _admin(dsn: str) -> psycopg.Connection:
 
 def simulate(world: World, seed: int, *, dsn: str | None = None, keep_database: bool = False,
              deploy_to: str | None = None, template: str | None = None,
-             progress: ProgressFn | None = None, project_root: Path = ROOT) -> Result:
-    """Create a throwaway database, write the world's history into it, measure, and drop it (unless kept)."""
+             progress: ProgressFn | None = None, project_root: Path = ROOT,
+             max_retrievals: int | None = MAX_RETRIEVALS) -> Result:
+    """Create a throwaway database, write the world's history into it, measure, and drop it (unless kept).
+
+    A world that could write more than ``max_retrievals`` retrievals (None: no limit) raises
+    WorldTooLarge before anything is connected to, created or written."""
+    check_size(world, max_retrievals)
     dsn = dsn if dsn is not None else os.environ.get("DATABASE_URL", "")
     say = progress or (lambda _line: None)
     database = _database_name()

@@ -3,7 +3,7 @@
 -- scored_retrievals and the maintained aggregates read it, who may write it, and the calibrations
 -- it comes from (save_follow_calibration, current_follow_calibration).
 BEGIN;
-SELECT plan(73);
+SELECT plan(74);
 
 -- ---------------------------------------------------------------------------------------------
 -- The rule's branches with a probability (14): follow_decision(llm, emb, probability,
@@ -261,12 +261,18 @@ SELECT results_eq(
               0.35::float8, 0.65::float8, 0.1::float8)$$,
     'scorer: a saved fit comes back from current_follow_calibration');
 SELECT ctxgraph.save_follow_calibration('stig', 'lexical-1', 'logistic', '{lexical_overlap}', '{2.0}', -1.0,
-                                        'judge', 'judge-model prompt sha256 cd34', 120, 40) AS cal2 \gset
+                                        'judge', 'judge-model prompt sha256 cd34', 120, 40, 0.7, 0.72, 4) AS cal2 \gset
 SELECT is((SELECT calibration_id FROM ctxgraph.current_follow_calibration('stig', 'lexical-1')), :cal2::bigint,
           'scorer: the fit saved last is the current one (same fitted_at: the larger id)');
-SELECT results_eq($$SELECT cv_auc, cv_accuracy, cv_folds, cascade_low, cascade_high FROM ctxgraph.current_follow_calibration('stig', 'lexical-1')$$,
+-- A fit without cross-validated figures (two labels, say) is kept for reading, never put in force.
+SELECT ctxgraph.save_follow_calibration('stig', 'lexical-1', 'logistic', '{lexical_overlap}', '{9.0}', -4.0,
+                                        'labels', 'two labels', 2, 1) AS cal3 \gset
+SELECT results_eq(format($$SELECT cv_auc, cv_accuracy, cv_folds, cascade_low, cascade_high
+                             FROM ctxgraph.follow_calibrations WHERE calibration_id = %s$$, :cal3),
                   $$VALUES (NULL::float8, NULL::float8, NULL::integer, NULL::float8, NULL::float8)$$,
                   'a fit without cross-validation or a cascade band leaves those NULL');
+SELECT is((SELECT calibration_id FROM ctxgraph.current_follow_calibration('stig', 'lexical-1')), :cal2::bigint,
+          'a fit saved later without cross-validated figures is never put in force: the last one with them stays');
 RESET ROLE;
 -- An older fit saved afterwards (a larger id) does not displace the latest by fitted_at.
 INSERT INTO ctxgraph.follow_calibrations (skill, signal_version, method, feature_names, coefficients, intercept,

@@ -10,7 +10,9 @@ and records every request it receives. What it answers is scripted per test:
   consumes nothing, so format negotiation can be tested on its own.
 
 Actions: :func:`verdict`, :func:`content`, :func:`http_error`, :func:`slow`, :func:`drop`,
-:class:`Reply` (any status, body and headers).
+:class:`Reply` (any status, body and headers; a ``bytes`` body is sent as it is) and :class:`Streamed`
+(a body of unannounced length, sent chunk by chunk as a generator makes it, so a huge answer costs the
+test no memory; ``server.streamed_bytes`` counts what went out before the client hung up).
 
 Use it as a context manager (``with StubServer() as server: ...``); it stops cleanly even while a
 handler is sleeping in a :func:`slow` action.
@@ -50,7 +52,16 @@ class Drop:
     """Close the connection without sending any response."""
 
 
-Action = Reply | Slow | Drop
+@dataclass
+class Streamed:
+    """Answer with this status and a chunked body made by ``chunks()`` as it is sent (no Content-Length)."""
+
+    chunks: Callable[[], Iterable[bytes]]
+    status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
+
+
+Action = Reply | Slow | Drop | Streamed
 
 
 def completion(text: str | None, model: str = "stub-model") -> dict[str, Any]:
@@ -131,9 +142,13 @@ class StubServer:
         #: Body of a rejection, when a test needs a particular server's wording (e.g. llama.cpp's).
         self.reject_body: Any = None
         self.responder = responder
+        #: What ``GET /v1/models`` answers instead of the model list, when a test sets it.
+        self.models_action: Action | None = None
         self.requests: list[Request] = []
         self.in_flight = 0
         self.max_in_flight = 0
+        #: Body bytes of Streamed answers written to the socket (the kernel buffers some the client never read).
+        self.streamed_bytes = 0
         self._queue: deque[Action] = deque(actions)
         self._lock = threading.Lock()
         self._stop = threading.Event()
@@ -238,7 +253,9 @@ class _Handler(BaseHTTPRequestHandler):
     def do_GET(self) -> None:  # noqa: N802 - http.server naming
         stub = self.server.stub
         stub._record(Request("GET", self.path, dict(self.headers), None))
-        if self.path.rstrip("/") == "/v1/models":
+        if self.path.rstrip("/") == "/v1/models" and stub.models_action is not None:
+            self._perform(stub.models_action)
+        elif self.path.rstrip("/") == "/v1/models":
             data = [{"id": m, "object": "model", "owned_by": "stub"} for m in stub.models]
             self._send(Reply(200, {"object": "list", "data": data}))
         else:
@@ -272,6 +289,8 @@ class _Handler(BaseHTTPRequestHandler):
             action = action.then
         if isinstance(action, Drop):
             self._drop()
+        elif isinstance(action, Streamed):
+            self._stream(action)
         else:
             self._send(action)
 
@@ -282,8 +301,32 @@ class _Handler(BaseHTTPRequestHandler):
         except OSError:
             pass
 
+    def _stream(self, streamed: Streamed) -> None:
+        stub = self.server.stub
+        self.close_connection = True
+        try:
+            self.send_response(streamed.status)
+            self.send_header("Content-Type", streamed.headers.get("Content-Type", "application/json"))
+            self.send_header("Transfer-Encoding", "chunked")
+            for name, value in streamed.headers.items():
+                if name.lower() != "content-type":
+                    self.send_header(name, value)
+            self.end_headers()
+            for chunk in streamed.chunks():
+                if stub._stop.is_set():
+                    return
+                self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+                with stub._lock:
+                    stub.streamed_bytes += len(chunk)
+            self.wfile.write(b"0\r\n\r\n")
+        except OSError:
+            pass  # the client hung up mid-answer: what these tests want to see
+
     def _send(self, reply: Reply) -> None:
-        if isinstance(reply.body, (dict, list)):
+        if isinstance(reply.body, bytes):
+            payload = reply.body
+            ctype = "application/json"
+        elif isinstance(reply.body, (dict, list)):
             payload = json.dumps(reply.body).encode("utf-8")
             ctype = "application/json"
         else:
@@ -291,10 +334,11 @@ class _Handler(BaseHTTPRequestHandler):
             ctype = "text/plain; charset=utf-8"
         try:
             self.send_response(reply.status)
-            self.send_header("Content-Type", ctype)
+            self.send_header("Content-Type", reply.headers.get("Content-Type", ctype))
             self.send_header("Content-Length", str(len(payload)))
             for name, value in reply.headers.items():
-                self.send_header(name, value)
+                if name.lower() != "content-type":
+                    self.send_header(name, value)
             self.end_headers()
             self.wfile.write(payload)
         except OSError:

@@ -7,6 +7,7 @@ score honestly.
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import subprocess
@@ -468,3 +469,113 @@ def test_a_batch_slower_than_its_lease_is_not_taken_over(seed, database_url, two
     if not asked_twice:
         assert sorted(r.stamped for r in results) == [0, 12]
         assert max(r.lease_renewals for r in results) >= 5
+
+
+# -- issue 44, finding 4: a judge's answers and the reasoning stored are bounded ------------------
+
+def stored_reasoning(conn, run) -> list[tuple[bool | None, int | None, str | None]]:
+    """(followed, length of the reasoning, error) of every cached answer about the run's tips."""
+    rows = conn.execute(
+        "SELECT v.followed, length(v.reasoning), v.error FROM ctxgraph.follow_verdicts AS v"
+        "  JOIN ctxgraph.tips AS t ON v.tip_sha256 = encode(sha256(convert_to(t.body, 'UTF8')), 'hex')"
+        " WHERE t.id = ANY(%s) ORDER BY 1, 2, 3", ([a.tip_ids[0] for a in run.attempts],)).fetchall()
+    conn.commit()
+    return rows
+
+
+def huge_verdict(reasoning_bytes: int):
+    """A valid chat completion whose verdict's reasoning is ``reasoning_bytes`` of 'x', streamed as it is made."""
+    from judge_stub_server import Streamed, completion
+
+    head, tail = json.dumps(completion("\x00")).split('"\\u0000"')
+
+    def chunks():
+        yield (head + json.dumps('{"followed": true, "reasoning": "')[:-1]).encode()
+        for _ in range(reasoning_bytes // 65536):
+            yield b"x" * 65536
+        yield (json.dumps('"}')[1:] + tail).encode()
+
+    return Streamed(chunks)
+
+
+def test_a_judge_answering_huge_verdicts_stores_bounded_reasoning(conn, seed):
+    # A valid verdict whose reasoning is 20 MB (past the answer limit) is refused unread, as an answer
+    # that is no verdict the pass can take; one of 300 kB (within it) is kept, its reasoning cut to
+    # the stated length before it is written.
+    run = seed([{"rule": "r", "tips": [unique(f"Tip {n}.")], "script": script(n)} for n in range(4)])
+
+    def answer(request):
+        user = request.messages[-1]["content"]
+        if "echo 'setting_0" in user or "echo 'setting_1" in user:
+            return huge_verdict(20 * 1024 * 1024)
+        return verdict(False, "y" * 300_000)
+
+    with StubServer() as server:
+        server.responder = answer
+        summary = scoring_pass.run_pass(conn, config(run, judge_url=server.base_url, concurrency=1))
+        asked = len(server.chat_requests())
+        streamed = server.streamed_bytes
+    assert asked == 4  # refused answers are not asked again within the pass
+    assert streamed < 2 * 20 * 1024 * 1024  # both huge answers were cut off mid-way
+    assert summary.stamped == 4 and summary.llm_status == {"unparseable": 2, "judged": 2}
+    assert stored_reasoning(conn, run) == [(False, 4000, None), (False, 4000, None),
+                                           (None, None, "unparseable"), (None, None, "unparseable")]
+
+
+# -- issue 44, finding 11: a judge failing every question is given up on for the pass --------------
+
+def test_a_judge_answering_500_to_everything_is_given_up_on_and_the_rows_left_for_the_next_pass(conn, seed):
+    run = seed([{"rule": "r", "tips": [unique(f"Tip {n}.")], "script": script(n)} for n in range(20)])
+    with StubServer() as server:
+        server.responder = lambda request: http_error(500, "internal error")
+        first = scoring_pass.run_pass(conn, config(run, judge_url=server.base_url, concurrency=1, judge_retries=1))
+        asked = len(server.chat_requests())
+    # The default: 8 questions in a row failed after their retries (2 requests each), then nothing more.
+    assert asked == 8 * 2  # asking every question: 20 * 2
+    assert first.stamped == 0 and first.retry_reasons == {"http_error": 20}
+    assert "gave up on the judge" in first.render() and "HTTP 500" in first.render()
+    with StubServer() as server:
+        server.responder = lambda request: verdict(True)
+        second = scoring_pass.run_pass(conn, config(run, judge_url=server.base_url))
+        assert len(server.chat_requests()) == 20
+    assert second.stamped == 20 and second.llm_written == 20
+
+
+def test_giving_up_on_the_judge_holds_across_batches_and_concurrent_questions(conn, seed):
+    run = seed([{"rule": "r", "tips": [unique(f"Tip {n}.")], "script": script(n)} for n in range(30)])
+    with StubServer() as server:
+        server.responder = lambda request: http_error(503)
+        summary = scoring_pass.run_pass(conn, config(run, judge_url=server.base_url, concurrency=4, batch_size=2,
+                                                     judge_give_up_after=3))
+        asked = len(server.chat_requests())
+    # Two failures in the first batch, a third in the second: the pass stops asking; the question
+    # then in flight beside it is abandoned, not finished.
+    assert asked <= 3 + 1
+    assert summary.stamped == 0 and summary.retry_reasons == {"http_error": 30}
+    assert summary.judge_given_up is not None and "3 questions in a row" in summary.judge_given_up
+
+
+def test_failures_that_are_not_in_a_row_do_not_stop_the_judge(conn, seed):
+    run = seed([{"rule": "r", "tips": [unique(f"Tip {n}.")], "script": script(n)} for n in range(12)])
+    count = iter(range(1000))
+    with StubServer() as server:
+        server.responder = lambda request: http_error(500) if next(count) % 2 else verdict(True)
+        summary = scoring_pass.run_pass(conn, config(run, judge_url=server.base_url, concurrency=1,
+                                                     judge_give_up_after=2))
+        asked = len(server.chat_requests())
+    assert asked == 12 and summary.judge_given_up is None
+    assert summary.stamped == 6 and summary.retry_reasons == {"http_error": 6}
+    assert "gave up on the judge" not in summary.render()
+
+
+def test_a_judge_given_up_on_while_rescoring_keeps_the_old_stamps(conn, seed):
+    run = seed([{"rule": "r", "tips": [unique(f"Tip {n}.")], "script": script(n)} for n in range(5)])
+    with StubServer() as server:
+        server.responder = lambda request: content("no idea")
+        scoring_pass.run_pass(conn, config(run, judge_url=server.base_url, judge_model="model-a"))
+    with StubServer() as server:
+        server.responder = lambda request: http_error(502)
+        down = scoring_pass.run_pass(conn, config(run, judge_url=server.base_url, judge_model="model-b",
+                                                  rescore=("unparseable",), concurrency=1, judge_give_up_after=2))
+        asked = len(server.chat_requests())
+    assert asked == 2 and down.stamped == 0 and down.kept == 5

@@ -15,6 +15,10 @@ Failures never raise out of :meth:`JudgeClient.judge`: they come back as a :clas
 reason code and a ``transient`` flag, so the scoring pass can retry transient ones on its next run and
 record permanent ones.
 
+Answers are bounded: the client reads at most :data:`MAX_ANSWER_BYTES` of any answer (streamed, never
+whole) and keeps at most :data:`MAX_REASONING_CHARS` of a verdict's reasoning, so a hostile or broken
+server costs neither memory nor storage in proportion to what it sends.
+
 This module is a leaf: no SQL, no imports from other ctxgraph modules.
 """
 
@@ -38,6 +42,8 @@ import httpx
 from ctxgraph import jsontext
 
 __all__ = [
+    "MAX_ANSWER_BYTES",
+    "MAX_REASONING_CHARS",
     "SCHEMA",
     "USER_MARKER",
     "JudgeClient",
@@ -46,6 +52,7 @@ __all__ = [
     "PromptError",
     "Verdict",
     "VerdictParseError",
+    "bound_reasoning",
     "build_messages",
     "list_models",
     "load_prompt",
@@ -89,6 +96,22 @@ ERR_EMPTY: Final = "empty_response"
 # so never cached, and not worth retrying within the pass: the next pass, once fixed, asks again.
 ERR_CONFIG: Final = "judge_config"
 CONFIG_STATUSES: Final = frozenset({401, 403, 404})
+# A successful answer past max_answer_bytes: no verdict the client accepts, and at temperature 0 the
+# server would send it again, so it is recorded as an unparseable answer (final; its detail says
+# "larger than"). ctxgraph.scoring_statuses has no status of its own for it.
+ERR_TOO_LARGE: Final = ERR_UNPARSEABLE
+
+#: Most bytes of one answer the client reads (its body, as sent: compressed answers are refused). A
+#: verdict is a few hundred tokens (``max_tokens``); an answer past this is from a server that is
+#: broken or hostile, and is refused unread rather than held whole in memory. A successful answer past
+#: it is ``unparseable`` (no verdict the client accepts, and at temperature 0 the server would send it
+#: again); an error answer is cut there (only its first :data:`_DETAIL_MAX` characters are reported).
+MAX_ANSWER_BYTES: Final = 1024 * 1024
+#: Most characters of a verdict's reasoning kept, and so stored in ``ctxgraph.follow_verdicts``: the
+#: reasoning is for people reading a verdict, and a longer one is cut (:func:`bound_reasoning`).
+MAX_REASONING_CHARS: Final = 4000
+# An error answer (4xx, 5xx) is read only this far: its report needs its first few hundred characters.
+_ERROR_BODY_MAX: Final = 64 * 1024
 
 _SKILL_RE = re.compile(r"[a-z][a-z0-9_]*\Z")
 _PLACEHOLDER_RE = re.compile(r"\{\{(tip|script)\}\}")
@@ -158,6 +181,17 @@ def parse_verdict(text: str) -> Verdict:
         # Free text kept for people: what text cannot hold becomes U+FFFD, the verdict stands.
         reasoning = reasoning.replace("\x00", "\ufffd").encode("utf-8", "replace").decode("utf-8")
     return Verdict(followed=followed, reasoning=reasoning)
+
+
+def bound_reasoning(text: str, limit: int = MAX_REASONING_CHARS) -> str:
+    """Return ``text`` if it has at most ``limit`` characters, else its start cut so that, with a
+    marker saying how long the whole was, it has exactly ``limit`` characters."""
+    if len(text) <= limit:
+        return text
+    marker = f" [... cut: {len(text)} characters in all]"
+    if limit <= len(marker):
+        return text[:limit]
+    return text[: limit - len(marker)] + marker
 
 
 def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -428,6 +462,14 @@ class JudgeClient:
     backoff plus jitter; a ``Retry-After`` up to ``retry_after_max`` seconds is waited out, a longer one
     ends the retries at once (the next scoring pass will try again).
 
+    Every answer is read as a stream and at most ``max_answer_bytes`` of it (default
+    :data:`MAX_ANSWER_BYTES`, 1 MiB): a successful answer past that, announced by its Content-Length or
+    found while reading, is refused at once as ``unparseable`` (permanent, not retried). The client
+    asks for answers uncompressed (``Accept-Encoding: identity``) and takes a compressed 2xx for a
+    server glitch (``http_error``, retried), since its size once inflated is unbounded. A verdict's
+    reasoning is cut to ``max_reasoning_chars`` characters (default :data:`MAX_REASONING_CHARS`, 4,000;
+    :func:`bound_reasoning`).
+
     Use ``async with client:`` (or :meth:`judge_many`) to share one connection pool; a bare
     :meth:`judge` opens a short-lived one.
     """
@@ -445,12 +487,16 @@ class JudgeClient:
         backoff_max: float = 30.0,
         retry_after_max: float = 30.0,
         max_tokens: int = 256,
+        max_answer_bytes: int = MAX_ANSWER_BYTES,
+        max_reasoning_chars: int = MAX_REASONING_CHARS,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         if not model:
             raise ValueError("model must be a non-empty name (see list_models)")
         if max_retries < 0 or concurrency < 1 or timeout <= 0 or backoff_base < 0:
             raise ValueError("need max_retries >= 0, concurrency >= 1, timeout > 0, backoff_base >= 0")
+        if max_answer_bytes < 1 or max_reasoning_chars < 100:
+            raise ValueError("need max_answer_bytes >= 1 and max_reasoning_chars >= 100")
         self._system, self._template = split_prompt(prompt_text)
         self.base_url = base_url.rstrip("/")
         self.model = model
@@ -462,6 +508,8 @@ class JudgeClient:
         self.backoff_max = backoff_max
         self.retry_after_max = retry_after_max
         self.max_tokens = max_tokens
+        self.max_answer_bytes = max_answer_bytes
+        self.max_reasoning_chars = max_reasoning_chars
         self._transport = transport
         self._mode_lock = threading.Lock()
         self._confirmed_mode: str | None = None
@@ -480,7 +528,8 @@ class JudgeClient:
     # -- connection pool ------------------------------------------------------------------------
 
     def _new_http(self) -> httpx.AsyncClient:
-        return httpx.AsyncClient(timeout=httpx.Timeout(self.timeout), transport=self._transport)
+        return httpx.AsyncClient(timeout=httpx.Timeout(self.timeout), transport=self._transport,
+                                 headers=_PLAIN_ANSWERS)
 
     async def __aenter__(self) -> JudgeClient:
         if self._http is None:
@@ -603,7 +652,8 @@ class JudgeClient:
     async def _post_with_retries(
         self, http: httpx.AsyncClient, messages: list[dict[str, str]], mode: str
     ) -> tuple[Any, int]:
-        """POST once plus up to max_retries retries; return (decoded body, requests made)."""
+        """POST once plus up to max_retries retries; return (decoded body, requests made), the body
+        being an :class:`_Oversize` when the answer was past ``max_answer_bytes``."""
         url = f"{self.base_url}/chat/completions"
         payload = self._request_body(messages, mode)
         attempt = 0
@@ -613,16 +663,27 @@ class JudgeClient:
             try:
                 # httpx's timeouts bound each read, so a server trickling a byte at a time never trips
                 # them: the whole exchange (connect, send, every byte of the answer) gets one deadline.
-                response = await asyncio.wait_for(http.post(url, json=payload), self.timeout)
+                response = await asyncio.wait_for(
+                    _exchange(http, "POST", url, self.max_answer_bytes, json=payload), self.timeout
+                )
             except (httpx.TimeoutException, TimeoutError) as exc:
                 code, detail = ERR_TIMEOUT, f"no whole answer within {self.timeout}s ({type(exc).__name__})"
             except httpx.TransportError as exc:
                 code, detail = ERR_CONNECTION, f"{type(exc).__name__}: {exc}"
             else:
-                status = response.status_code
-                if 200 <= status < 300:
+                status = response.status
+                if 200 <= status < 300 and response.cut:
+                    # Never read whole: a verdict is a few hundred tokens, this is a broken or hostile
+                    # server, and at temperature 0 it would answer the same again.
+                    return _Oversize(f"HTTP {status} answer larger than {self.max_answer_bytes} bytes"
+                                     f"{response.size_note}: not read past that"), attempt
+                if 200 <= status < 300 and response.encoding is not None:
+                    # Asked for identity: a compressed answer could inflate past any limit.
+                    code = ERR_HTTP
+                    detail = f"HTTP {status} with a body in Content-Encoding {response.encoding!r}, not asked for"
+                elif 200 <= status < 300:
                     try:
-                        return jsontext.loads(response.content), attempt
+                        return jsontext.loads(response.body), attempt
                     except ValueError:
                         # A 200 that is not JSON is a proxy or server glitch, not the model's answer.
                         code = ERR_HTTP
@@ -658,6 +719,8 @@ class JudgeClient:
         return delay
 
     def _outcome_from_body(self, body: Any, attempts: int, mode: str) -> JudgeOutcome:
+        if isinstance(body, _Oversize):
+            return JudgeOutcome(None, ERR_TOO_LARGE, False, attempts, None, body.detail, mode)
         try:
             message = body["choices"][0]["message"]
             content = message.get("content")
@@ -677,7 +740,84 @@ class JudgeClient:
             verdict = parse_verdict(content)
         except VerdictParseError as exc:
             return JudgeOutcome(None, ERR_UNPARSEABLE, False, attempts, content, exc.reason, mode)
+        if len(verdict.reasoning) > self.max_reasoning_chars:
+            verdict = Verdict(verdict.followed, bound_reasoning(verdict.reasoning, self.max_reasoning_chars))
         return JudgeOutcome(verdict, None, False, attempts, content, None, mode)
+
+
+# Asked of every server: an answer as sent, so that the bytes counted are the bytes held.
+_PLAIN_ANSWERS: Final = {"Accept-Encoding": "identity"}
+
+
+@dataclass(frozen=True)
+class _Answer:
+    """An HTTP answer read at most a limit's worth: status, headers, the bytes read, whether it was cut."""
+
+    status: int
+    headers: httpx.Headers
+    body: bytes
+    cut: bool
+    declared: int | None
+
+    @property
+    def encoding(self) -> str | None:
+        """The Content-Encoding, when it is anything but identity."""
+        value = self.headers.get("content-encoding", "").strip().lower()
+        return value if value not in ("", "identity") else None
+
+    @property
+    def text(self) -> str:
+        """The body as text, for reports (a compressed body is not shown)."""
+        if self.encoding is not None:
+            return f"({self.encoding}-encoded body, not shown)"
+        return self.body.decode("utf-8", errors="replace") + (" [...]" if self.cut else "")
+
+    @property
+    def size_note(self) -> str:
+        return f" (Content-Length {self.declared})" if self.declared is not None else ""
+
+
+async def _exchange(http: httpx.AsyncClient, method: str, url: str, limit: int, **request: Any) -> _Answer:
+    """Send one request and read at most ``limit`` bytes of a 2xx answer's body (at most
+    :data:`_ERROR_BODY_MAX` of any other's), never more: a 2xx announcing more is not read at all.
+
+    The body is streamed raw (not decoded: see :class:`_Answer.encoding`) and the connection closed
+    unread past the limit, so what a server sends costs at most ``limit`` bytes of memory.
+    """
+    async with http.stream(method, url, **request) as response:
+        ok = 200 <= response.status_code < 300
+        limit = limit if ok else min(limit, _ERROR_BODY_MAX)
+        declared = _content_length(response.headers)
+        if ok and declared is not None and declared > limit:
+            return _Answer(response.status_code, response.headers, b"", True, declared)
+        if response.is_stream_consumed:
+            # An answer made whole in memory (httpx.MockTransport): nothing left to stream, only to cut.
+            body = response.content
+            return _Answer(response.status_code, response.headers, body[:limit], len(body) > limit, declared)
+        chunks: list[bytes] = []
+        size = 0
+        async for chunk in response.aiter_raw():
+            if size + len(chunk) > limit:
+                chunks.append(chunk[: limit - size])
+                return _Answer(response.status_code, response.headers, b"".join(chunks), True, declared)
+            chunks.append(chunk)
+            size += len(chunk)
+        return _Answer(response.status_code, response.headers, b"".join(chunks), False, declared)
+
+
+def _content_length(headers: httpx.Headers) -> int | None:
+    try:
+        value = int(headers.get("content-length", ""))
+    except ValueError:
+        return None
+    return value if value >= 0 else None
+
+
+@dataclass(frozen=True)
+class _Oversize:
+    """A 2xx answer past the byte limit, in place of its decoded body."""
+
+    detail: str
 
 
 class _Transient(Exception):
@@ -724,17 +864,22 @@ def _clip(text: str) -> str:
 
 
 def list_models(
-    base_url: str, *, timeout: float = 10.0, transport: httpx.AsyncBaseTransport | None = None
+    base_url: str,
+    *,
+    timeout: float = 10.0,
+    transport: httpx.AsyncBaseTransport | None = None,
+    max_bytes: int = MAX_ANSWER_BYTES,
 ) -> list[str]:
     """Return the model ids the server lists at ``GET {base_url}/models``; raise JudgeError otherwise.
 
-    ``timeout`` bounds the whole request (connect, send, every byte of the answer), not each read.
+    ``timeout`` bounds the whole request (connect, send, every byte of the answer), not each read;
+    ``max_bytes`` bounds the answer read (a longer one is a JudgeError, read no further).
     """
     url = f"{base_url.rstrip('/')}/models"
 
-    async def fetch() -> httpx.Response:
-        async with httpx.AsyncClient(timeout=timeout, transport=transport) as http:
-            return await asyncio.wait_for(http.get(url), timeout)
+    async def fetch() -> _Answer:
+        async with httpx.AsyncClient(timeout=timeout, transport=transport, headers=_PLAIN_ANSWERS) as http:
+            return await asyncio.wait_for(_exchange(http, "GET", url, max_bytes), timeout)
 
     try:
         response = asyncio.run(fetch())
@@ -742,10 +887,14 @@ def list_models(
         raise JudgeError(f"the judge at {url} gave no whole answer within {timeout}s") from exc
     except httpx.HTTPError as exc:
         raise JudgeError(f"cannot reach the judge at {url}: {type(exc).__name__}: {exc}") from exc
-    if response.status_code != 200:
-        raise JudgeError(f"GET {url} answered HTTP {response.status_code}: {_clip(response.text)}")
+    if response.status != 200:
+        raise JudgeError(f"GET {url} answered HTTP {response.status}: {_clip(response.text)}")
+    if response.cut:
+        raise JudgeError(f"GET {url} answered a model list larger than {max_bytes} bytes{response.size_note}")
+    if response.encoding is not None:
+        raise JudgeError(f"GET {url} answered in Content-Encoding {response.encoding!r}, which was not asked for")
     try:
-        data = jsontext.loads(response.content)["data"]
+        data = jsontext.loads(response.body)["data"]
         ids = [item["id"] for item in data]
     except (ValueError, KeyError, TypeError) as exc:
         raise JudgeError(f"GET {url} did not return an OpenAI model list: {_clip(response.text)}") from exc

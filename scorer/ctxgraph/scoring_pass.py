@@ -28,6 +28,14 @@ that is down, times out, or answers 401, 403 or 404, and an empty ``--judge-url`
 in ``ctxgraph.retrieval_scores`` and leave the row for the next pass. ``rescore`` names statuses of
 stamped rows to score again (a re-scored row is rewritten only when its new result is final).
 
+A judge that keeps failing is given up on: after the first 401/403/404, or once
+``judge_give_up_after`` questions in a row have failed on server trouble after their retries (HTTP
+5xx, 429, timeouts, connection errors), the pass asks it nothing more (the questions in flight are
+abandoned) and leaves every row it did not judge unscored, with that failure's status, for the next
+pass; the summary says so. Judge answers are bounded (:mod:`ctxgraph.judge`: at most 1 MiB read per
+answer) and so is the reasoning cached with a verdict (at most ``judge.MAX_REASONING_CHARS``
+characters, cut before it is written).
+
 Concurrency: the pass leases rows instead of locking them (deploy/scoring_leases.sql). Each batch is
 claimed in one short statement (``ctxgraph.claim_scoring_batch``); the judge and the embeddings run
 with no transaction open (the connection is in autocommit for the pass); every judge answer is cached
@@ -51,6 +59,7 @@ from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Final
 
 import numpy as np
 import psycopg
@@ -71,6 +80,13 @@ _WRITE_GROUP = 64
 _LEGACY_HTTP_ERROR = judge_leg.ERR_HTTP
 # The status of a cached permanent HTTP refusal (any 4xx but 401, 403, 404; 400/422 in every mode).
 _HTTP_REFUSED = "http_refused"
+#: Questions in a row that may fail on server trouble, each after its retries, before the pass gives
+#: up on the judge for the rest of the pass (PassConfig.judge_give_up_after).
+JUDGE_GIVE_UP_AFTER: Final = 8
+# The judge's transient failures that say the server is in trouble (not the question, not the
+# configuration): a run of them, each after its retries, ends the judge leg for the pass.
+_SERVER_TROUBLE: Final = frozenset({judge_leg.ERR_HTTP, judge_leg.ERR_TIMEOUT, judge_leg.ERR_CONNECTION,
+                                    judge_leg.ERR_RATE_LIMITED})
 
 
 class PassRefused(ValueError):
@@ -90,6 +106,10 @@ class PassConfig:
     judge_timeout: float = 60.0
     judge_retries: int = 3
     judge_backoff: float = 0.5
+    # After this many questions in a row failed on server trouble (5xx, 429, timeouts, connection
+    # errors), each after its judge_retries, the pass asks the judge nothing more and leaves the rows
+    # it did not judge for the next pass. 0: never give up.
+    judge_give_up_after: int = JUDGE_GIVE_UP_AFTER
     use_judge: bool = True
     use_embed: bool = True
     batch_size: int = 256
@@ -136,6 +156,10 @@ class PassSummary:
     emb_status: Counter[str] = field(default_factory=Counter)
     judge_calls: int = 0
     judge_calls_saved: int = 0
+    # Why the pass gave up on the judge (a run of server failures), and how many questions it then
+    # did not ask; None when it did not give up.
+    judge_given_up: str | None = None
+    judge_not_asked: int = 0
     judge_cache_hits: int = 0
     cascade: calibration_leg.CascadeCheck | None = None
     signal_written: int = 0
@@ -237,6 +261,12 @@ class _JudgeLeg:
         self.off_status: str | None = None
         self.prompt_sha: str | None = None
         self.config_error: str | None = None
+        # A run of server failures (see _SERVER_TROUBLE): how long the current one is, and, once it
+        # reaches give_up_after, why the pass gave up and the status the unasked rows keep.
+        self.give_up_after = config.judge_give_up_after
+        self.failures_in_a_row = 0
+        self.given_up: str | None = None
+        self.given_up_status = judge_leg.ERR_HTTP
         if not config.use_judge:
             self.off_status = "judge_disabled"
             summary.notes.append(f"judge leg off (--no-judge): follow weights come from {_fallback(config)}")
@@ -274,7 +304,7 @@ class _JudgeLeg:
             model = models[0]
         self.prompt_sha = judge_leg.prompt_hash(prompt)
         # Set at the first 401/403/404: the rest of the pass asks nothing more, the rows stay unscored.
-        self.config_error: str | None = None
+        self.config_error = None
         self.client = judge_leg.JudgeClient(
             config.judge_url, model, prompt, timeout=config.judge_timeout,
             max_retries=config.judge_retries, concurrency=config.concurrency,
@@ -589,6 +619,12 @@ def _run(conn: psycopg.Connection, store: Store, config: PassConfig, summary: Pa
     if judge.config_error:
         summary.notes.append(f"the judge refused the pass's configuration ({judge.config_error}); the rows it "
                              "would have judged stay unscored: fix --judge-url / --judge-model and run again")
+    if judge.given_up:
+        summary.judge_given_up = judge.given_up
+        summary.notes.append(
+            f"gave up on the judge for the rest of the pass: {judge.given_up}. {summary.judge_not_asked} "
+            f"questions were not asked (or abandoned in flight); the rows it did not judge stay unscored "
+            f"({judge.given_up_status}) for the next pass")
     if summary.retry_reasons.get("no_script"):
         summary.notes.append(f"{summary.retry_reasons['no_script']} retrievals have no fix script in the log "
                              "(no attempt line, a truncated line or no fix_script); they stay unscored for a "
@@ -826,23 +862,44 @@ def _ask_judge(store: Store, judge: _JudgeLeg, to_ask: list[VerdictKey], texts: 
     (verdicts and permanent failures) and the transient failures' codes.
 
     After the first 401/403/404 nothing more is asked in this pass: the configuration is wrong, every
-    question would fail the same way.
+    question would fail the same way. After ``judge.give_up_after`` questions in a row failed on server
+    trouble (each after its retries) nothing more is asked either, and the questions in flight are
+    abandoned: the server is down, and each further question would cost its retries for nothing. A
+    reasoning is cut to ``judge_leg.MAX_REASONING_CHARS`` characters before it is written.
     """
     client = judge.client
     assert client is not None
     fresh: dict[VerdictKey, CachedVerdict] = {}
     transient: dict[VerdictKey, str] = {}
     failed: list[psycopg.Error] = []
+    tasks: list[asyncio.Task[None]] = []
     if not to_ask:
         return fresh, transient
 
+    def give_up(outcome: judge_leg.JudgeOutcome) -> None:
+        """Count a question lost to server trouble; at the limit, stop asking and abandon the rest."""
+        judge.failures_in_a_row += 1
+        if judge.given_up is not None or not 0 < judge.give_up_after <= judge.failures_in_a_row:
+            return
+        judge.given_up_status = outcome.error or judge_leg.ERR_HTTP
+        judge.given_up = (f"{judge.failures_in_a_row} questions in a row failed on server trouble, each after "
+                          f"its retries (the last: {judge.given_up_status}, {outcome.detail or 'no detail'})")
+        current = asyncio.current_task()
+        for task in tasks:
+            if task is not current and not task.done():
+                task.cancel()
+
     def record(key: VerdictKey, outcome: judge_leg.JudgeOutcome) -> None:
         if outcome.verdict is not None:
-            answer = CachedVerdict(outcome.verdict.followed, outcome.verdict.reasoning, None, outcome.response_format)
+            # Bounded here too, whatever limit the client was given: this is what gets stored.
+            reasoning = judge_leg.bound_reasoning(outcome.verdict.reasoning, judge_leg.MAX_REASONING_CHARS)
+            answer = CachedVerdict(outcome.verdict.followed, reasoning, None, outcome.response_format)
         elif outcome.transient:
             transient[key] = outcome.error or judge_leg.ERR_HTTP
             if outcome.error == judge_leg.ERR_CONFIG and judge.config_error is None:
                 judge.config_error = outcome.detail or outcome.error
+            elif outcome.error in _SERVER_TROUBLE:
+                give_up(outcome)
             return
         else:
             error = outcome.error or judge_leg.ERR_UNPARSEABLE
@@ -855,6 +912,7 @@ def _ask_judge(store: Store, judge: _JudgeLeg, to_ask: list[VerdictKey], texts: 
             # end, then raise it from outside the event loop, so the pass ends with this error alone.
             failed.append(exc)
             return
+        judge.failures_in_a_row = 0  # an answer: the server works
         fresh[key] = answer
 
     async def ask_all() -> None:
@@ -867,16 +925,31 @@ def _ask_judge(store: Store, judge: _JudgeLeg, to_ask: list[VerdictKey], texts: 
                 if judge.config_error is not None:
                     transient[key] = judge_leg.ERR_CONFIG
                     return
+                if judge.given_up is not None:
+                    transient[key] = judge.given_up_status
+                    summary.judge_not_asked += 1
+                    return
                 outcome = await client.judge(*texts[key])
                 summary.judge_calls += 1
             if not failed:
                 record(key, outcome)
 
         async with client:
-            await asyncio.gather(*(one(key) for key in to_ask))
+            tasks.extend(asyncio.create_task(one(key)) for key in to_ask)
+            results = await asyncio.gather(*tasks, return_exceptions=True)
+        for key, result in zip(to_ask, results):
+            if isinstance(result, asyncio.CancelledError) and judge.given_up is not None:
+                # Abandoned when the pass gave up on the judge (waiting its turn or in flight).
+                transient[key] = judge.given_up_status
+                summary.judge_not_asked += 1
+            elif isinstance(result, BaseException):
+                raise result
 
     if judge.config_error is not None:
         transient.update((key, judge_leg.ERR_CONFIG) for key in to_ask)
+    elif judge.given_up is not None:
+        transient.update((key, judge.given_up_status) for key in to_ask)
+        summary.judge_not_asked += len(to_ask)
     else:
         asyncio.run(ask_all())
     if failed:

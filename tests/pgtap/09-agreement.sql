@@ -179,20 +179,9 @@ SELECT results_eq($$SELECT * FROM stig.follow_anomalies$$,
 -- The helpers the agreement sweep and every scan of the log call per row are inlined by the
 -- planner (a function call per row cost most of follow_agreement's time): their names do not
 -- survive into the plan of a query over column values.
-CREATE FUNCTION pg_temp.plan_of(query text) RETURNS text LANGUAGE plpgsql AS $$
-DECLARE
-    line text;
-    plan text := '';
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || query LOOP
-        plan := plan || line || E'\n';
-    END LOOP;
-    RETURN plan;
-END
-$$;
-SELECT unalike(pg_temp.plan_of($$SELECT ctxgraph.cohen_kappa(g, g + 1, g + 2, g + 3) FROM generate_series(1::bigint, 3) AS g$$),
+SELECT unalike(tests.plan_of($$SELECT ctxgraph.cohen_kappa(g, g + 1, g + 2, g + 3) FROM generate_series(1::bigint, 3) AS g$$, 'VERBOSE, COSTS OFF'),
                '%cohen_kappa%', 'cohen_kappa is inlined');
-SELECT unalike(pg_temp.plan_of($$SELECT ctxgraph.known_cosine(g::double precision) FROM generate_series(1, 3) AS g$$),
+SELECT unalike(tests.plan_of($$SELECT ctxgraph.known_cosine(g::double precision) FROM generate_series(1, 3) AS g$$, 'VERBOSE, COSTS OFF'),
                '%known_cosine%', 'known_cosine is inlined');
 
 -- The sweep runs over bins of 0.001 of cosine, each bin's smallest cosine the candidate. cve now
@@ -204,7 +193,7 @@ SELECT tests.make_retrieval('cve', 'run-1', 'CVE-2024-6387', :tip_c, false, 0.45
 SELECT results_eq($$SELECT judged, best_threshold, round(best_kappa::numeric, 6) FROM cve.follow_agreement$$,
                   $$VALUES (8::bigint, 0.45::double precision, 0.5)$$,
                   'a cosine inside a bin counts with the bin: best_threshold 0.45 (0.5 ties), best_kappa 0.5');
-SELECT unalike(pg_temp.plan_of($$SELECT best_threshold FROM ctxgraph.follow_agreement$$),
+SELECT unalike(tests.plan_of($$SELECT best_threshold FROM ctxgraph.follow_agreement$$, 'VERBOSE, COSTS OFF'),
                '%Sort Key: %.emb DESC%', 'the sweep sorts bins, not the judged rows by cosine');
 
 SELECT * FROM finish();

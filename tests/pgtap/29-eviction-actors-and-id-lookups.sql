@@ -73,21 +73,9 @@ SELECT is_empty($$SELECT t.inhrelid::regclass::text
                                       WHERE i.indrelid = t.inhrelid AND a.attname = 'id')$$,
                 'every skill''s runs, attempts, tips and tip_retrievals, a skill added now included, have an index leading with id');
 -- The planner takes it for an id-only lookup on the skill's own table once scans are dear.
-CREATE FUNCTION pg_temp.plan_of(query text) RETURNS text
-LANGUAGE plpgsql AS $$
-DECLARE
-    line text;
-    plan text := '';
-BEGIN
-    FOR line IN EXECUTE 'EXPLAIN ' || query LOOP
-        plan := plan || line || E'\n';
-    END LOOP;
-    RETURN plan;
-END
-$$;
 SET LOCAL enable_seqscan = off;
-SELECT ok(pg_temp.plan_of(format('SELECT * FROM %s WHERE id = ANY (ARRAY[''1'', ''2'']::%s[])', t.tbl, t.id_type))
-          ~ '(Index|Index Only|Bitmap Index) Scan (using|on) (runs|attempts|tips|tip_retrievals)_id_idx ',
+SELECT ok(tests.plan_of(format('SELECT * FROM %s WHERE id = ANY (ARRAY[''1'', ''2'']::%s[])', t.tbl, t.id_type))
+          ~ '(Index|Index Only|Bitmap Index) Scan (using|on) (runs|attempts|tips|tip_retrievals)_id_idx\M',
           format('%s: a lookup by id alone uses its index on id', t.tbl))
   FROM (VALUES (1, 'stig.tip_retrievals', 'bigint'), (2, 'stig.tips', 'bigint'), (3, 'stig.attempts', 'bigint'),
                (4, 'stig.runs', 'text'), (5, 'id29.tip_retrievals', 'bigint')) AS t (n, tbl, id_type)

@@ -26,12 +26,17 @@ BEGIN;
 --     zero-width and bidirectional marks U+200B-U+200F, U+202A-U+202E, U+2060-U+206F, the
 --     byte-order mark U+FEFF, the Arabic, Syriac and Kaithi number signs, the tag characters
 --     U+E0000-U+E007F, ...), the variation selectors (U+FE00-U+FE0F, U+E0100-U+E01EF), the
---     combining grapheme joiner U+034F, the Hangul fillers (U+115F, U+1160, U+3164, U+FFA0) and the
---     Khmer inherent vowels U+17B4, U+17B5, which print as nothing;
+--     Mongolian free variation selectors U+180B-U+180F, the combining grapheme joiner U+034F, the
+--     Hangul fillers (U+115F, U+1160, U+3164, U+FFA0), the braille blank U+2800, the Khmer inherent
+--     vowels U+17B4, U+17B5, the other default-ignorable code points (U+FFF0-U+FFF8, U+16FE4,
+--     U+1D159, U+E0000-U+E0FFF) and the noncharacters U+FFFE, U+FFFF, which print as nothing;
 --   * a character NFKC changes: an id must be in NFKC form, so a full-width letter, a ligature or a
 --     superscript, which print like their plain forms, is refused rather than folded;
---   * Latin letters beside Greek or Cyrillic ones: a mixed-script id such as "аdmin" (its first
---     letter Cyrillic) prints like an all-Latin one. An id wholly in one script is fine.
+--   * Latin letters beside Greek or Cyrillic ones (their blocks, and the Greek and Cyrillic small
+--     capitals and modifier letters of the phonetic extensions): a mixed-script id such as "аdmin"
+--     (its first letter Cyrillic) prints like an all-Latin one. An id wholly in one script is fine,
+--     and so is one of digits and punctuation with a single Greek or Cyrillic letter: telling that
+--     from a Latin look-alike needs the confusables table below.
 -- Confusables within one script, or across scripts other than these three, are not folded: that
 -- needs Unicode's confusables table, which PostgreSQL does not carry. 200 characters keep every
 -- index entry far below PostgreSQL's limit on one (a longer id would fail there with 54000, deep
@@ -42,12 +47,12 @@ BEGIN;
 CREATE FUNCTION ctxgraph._id_forbidden_characters()
 RETURNS text
 LANGUAGE sql IMMUTABLE
-AS $$ SELECT '[[:space:][:cntrl:]\u0085\u00a0\u00ad\u034f\u061c\u115f\u1160\u1680\u17b4\u17b5\u180e\u2000-\u200f\u2028-\u202f\u205f-\u206f\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff9-\ufffb\u0600-\u0605\u06dd\u070f\U000110bd\U000110cd\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f\U000e0100-\U000e01ef]'::text $$;
+AS $$ SELECT '[[:space:][:cntrl:]\u0085\u00a0\u00ad\u034f\u061c\u115f\u1160\u1680\u17b4\u17b5\u180b-\u180f\u2000-\u200f\u2028-\u202f\u205f-\u206f\u2800\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\ufffe\uffff\u0600-\u0605\u06dd\u070f\U000110bd\U000110cd\U00016fe4\U0001bca0-\U0001bca3\U0001d159\U0001d173-\U0001d17a\U000e0000-\U000e0fff]'::text $$;
 
 CREATE FUNCTION ctxgraph._id_lookalike_letters()
 RETURNS text
 LANGUAGE sql IMMUTABLE
-AS $$ SELECT '[\u0370-\u03ff\u1f00-\u1fff\u0400-\u052f\u1c80-\u1c8f\u2de0-\u2dff\ua640-\ua69f]'::text $$;
+AS $$ SELECT '[\u0370-\u03ff\u1d26-\u1d2b\u1d5d-\u1d61\u1d66-\u1d6a\u1dbf\u1f00-\u1fff\u0400-\u052f\u1c80-\u1c8f\u2de0-\u2dff\ua640-\ua69f]'::text $$;
 
 -- 'U+XXXX at character N' for the first character of id that matches pattern: named by code
 -- point and position, since the character itself would not show.

@@ -492,6 +492,9 @@ RETURNS jsonb
 LANGUAGE plpgsql
 SET search_path = pg_catalog, ctxgraph, pg_temp
 SET jit = off
+-- Tips are grouped by a signature of their weights written out as text: the caller's
+-- extra_float_digits must not decide which tips count as one column.
+SET extra_float_digits = 1
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -1142,6 +1145,9 @@ LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, ctxgraph, pg_temp
 SET jit = off
+-- Tips are grouped by a signature of their weights written out as text: the caller's
+-- extra_float_digits must not decide which tips count as one column.
+SET extra_float_digits = 1
 AS $$
 #variable_conflict use_column
 DECLARE

@@ -241,7 +241,9 @@ COMMENT ON FUNCTION ctxgraph.refresh_tip_effects(text, timestamptz) IS
 
 
 DROP FUNCTION ctxgraph._ridge_step(double precision[], double precision[], integer);
-DROP FUNCTION ctxgraph._refuse_foreign_temp_objects(text[]);
+-- IF EXISTS: a database deployed from main before this change gained the guard has none to drop,
+-- and is brought to the release by reverting to @v0.5.0 and deploying again (README).
+DROP FUNCTION IF EXISTS ctxgraph._refuse_foreign_temp_objects(text[]);
 DELETE FROM ctxgraph.parameters WHERE name = 'effects.max_sweeps';
 
 COMMIT;

@@ -7,7 +7,7 @@
 -- calls ctxgraph._refuse_foreign_temp_objects first with every name it uses; each entry point is
 -- attacked as each role (temp_object_attack.psql) and fails cleanly with the role no superuser.
 BEGIN;
-SELECT plan(34);
+SELECT plan(35);
 
 SELECT tests.make_tip('stig', 'V-1', 'A: set PASS_MAX_DAYS 60') AS tip_a \gset
 SELECT tests.make_attempt_with_retrievals('stig', 'run-g', 'V-1', 1, ARRAY[:tip_a]::bigint[], false,
@@ -104,6 +104,17 @@ DROP TABLE pg_temp.ctxgraph_run_log;
 SELECT is(ctxgraph.ingest_staging(), 'pg_temp.ctxgraph_run_log',
           'writer: ingest_staging then makes the staging table itself');
 RESET ROLE;
+
+-- ---------------------------------------------------------------------------------------------
+-- Nor does a caller's setting steer the owner-run fit (1)
+-- ---------------------------------------------------------------------------------------------
+-- The fit groups tips by their weights written out as text; extra_float_digits of -15 merged tips
+-- weighing 1/6 and 1/5 in the same attempts. The fit pins it.
+SELECT is_empty($$SELECT p.oid::regprocedure::text FROM pg_catalog.pg_proc AS p
+                   WHERE p.oid IN ('ctxgraph.refresh_tip_effects(text, timestamptz)'::regprocedure,
+                                   'ctxgraph._fit_tip_blame(text, timestamptz)'::regprocedure)
+                     AND NOT p.proconfig @> ARRAY['extra_float_digits=1']$$,
+                'refresh_tip_effects and _fit_tip_blame pin extra_float_digits: the caller''s cannot change the fit');
 
 SELECT * FROM finish();
 ROLLBACK;

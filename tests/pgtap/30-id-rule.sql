@@ -5,12 +5,12 @@
 -- NFKC form, Latin letters may not stand beside Greek or Cyrillic ones, and the tables' checks
 -- call the same ctxgraph._id_problem. An id wholly in another script is an id.
 BEGIN;
-SELECT plan(12);
+SELECT plan(15);
 
 SELECT tests.make_tip('stig', 'V-1', 'A: set PASS_MAX_DAYS 60') AS tip_a \gset
 
 -- ---------------------------------------------------------------------------------------------
--- The functions refuse what prints like another id (5)
+-- The functions refuse what prints like another id (8)
 -- ---------------------------------------------------------------------------------------------
 SELECT throws_ok(format($$SELECT ctxgraph.save_attempt('stig', %L, 'V-1', 1)$$, c.id), '22023', c.message,
                  format('save_attempt: %s in run_id raises 22023', c.what))
@@ -23,7 +23,14 @@ SELECT throws_ok(format($$SELECT ctxgraph.save_attempt('stig', %L, 'V-1', 1)$$, 
                (4, 'a Cyrillic a among Latin letters', chr(1072) || 'dmin',
                 'ctxgraph: run_id must not mix Latin letters with Greek or Cyrillic ones (look-alikes), got U+0430 at character 1'),
                (5, 'full-width letters', chr(65313) || chr(65314),
-                'ctxgraph: run_id must be in Unicode NFKC form (it prints like AB)')) AS c (n, what, id, message)
+                'ctxgraph: run_id must be in Unicode NFKC form (it prints like AB)'),
+               (6, 'a Mongolian free variation selector (U+180B)', 'run' || chr(6155),
+                'ctxgraph: run_id must not contain whitespace, control or invisible characters, got U+180B at character 4'),
+               (7, 'the braille blank (U+2800)', 'run' || chr(10240),
+                'ctxgraph: run_id must not contain whitespace, control or invisible characters, got U+2800 at character 4'),
+               (8, 'a Greek small capital among Latin letters', chr(7462) || 'amma',
+                'ctxgraph: run_id must not mix Latin letters with Greek or Cyrillic ones (look-alikes), got U+1D26 at character 1'))
+       AS c (n, what, id, message)
  ORDER BY c.n;
 
 -- ---------------------------------------------------------------------------------------------

@@ -15,8 +15,11 @@ is close to every sshd tip, whichever direction it took. This signal reads direc
   by "or" are alternatives: one of them is enough. The order a tip states ("A before B",
   "A, then B", "A first", "After A, B") becomes pairs of steps: items, a checking program or one
   the tip says to run (`named-checkconf`, "running `net-snmp-create-v3-user`"), a service it says
-  to stop or start ("Stop `snmpd` before ...", "before starting `usbguard`"), a restart or reload;
+  to stop or start ("Stop `snmpd` before ...", "before starting `usbguard`"), a restart or reload.
+  A tip is read up to :data:`MAX_TIP_CHARS`, and at most :data:`MAX_TIP_ITEMS` items a side are kept;
 - from the **script**, what its executable lines do: line continuations joined, comments removed,
+  code that certainly never runs dropped (the body of ``if false`` or ``while false``, the branches
+  after ``if :``, what ``false &&`` skips, everything after an ``exit`` at the top level),
   the text of ``echo``/``printf`` and of logging helpers removed unless it is redirected into a
   file or piped into a command that writes or applies it (then it is file content), heredoc bodies kept as file content unless ``cat`` only prints
   them (usage text), commented-out lines of that content dropped, bodies of functions that are
@@ -39,6 +42,7 @@ change to what this module extracts must change it.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Iterator
 from dataclasses import asdict, dataclass, field
@@ -48,6 +52,8 @@ from typing import Final
 __all__ = [
     "FEATURE_NAMES",
     "MAX_SCRIPT_CHARS",
+    "MAX_TIP_CHARS",
+    "MAX_TIP_ITEMS",
     "SIGNAL_VERSION",
     "Features",
     "Item",
@@ -55,6 +61,7 @@ __all__ = [
     "TipItems",
     "agreement",
     "bounded_script",
+    "bounded_tip",
     "extract_script",
     "extract_tip",
 ]
@@ -66,6 +73,12 @@ SIGNAL_VERSION: Final[str] = "lexical-5"
 # kept, so a 26 MB script read whole took minutes per tip; past the cap the signal reads the first
 # and the last half of it (cut at line breaks), where set-up and the final restart or check are.
 MAX_SCRIPT_CHARS: Final[int] = 256 * 1024
+# The most of a tip the signal reads, and the most items it keeps on each side (and in its order
+# pairs, all sides together). The samples' longest tip has 354 characters and 10 items to do; matching
+# costs items times script lines, so a tip naming thousands of things against a script at the cap
+# would take an hour where these bound it to seconds.
+MAX_TIP_CHARS: Final[int] = 8 * 1024
+MAX_TIP_ITEMS: Final[int] = 32
 
 # Words that run a program or edit a system; a tip naming one outside backticks still names a
 # command ("run sshd -T", "reload with systemctl reload sshd").
@@ -107,8 +120,11 @@ _OPTIONAL_ASIDE = re.compile(r"\([^()]{0,300}\)")
 _CONTRAST = re.compile(r"\b(instead of|rather than)\b|,\s+not\b(?!\s+even)", re.IGNORECASE)
 # Clause boundaries: sentence ends, semicolons, colons, dashes, and a comma that opens a new
 # imperative ("To make sure it never starts again, use `systemctl mask`": the "never" stays behind).
+# A boundary that starts with blanks starts where they do: tried from each blank of a run, it read
+# the rest of the run every time (a tip ending in 40,000 newlines took 50 s).
 _CLAUSES = re.compile(
-    r"(?<=[.;!?:])\s+|;\s*|\s+--?\s+|\s+\u2014\s+|,\s+(?=(?:and\s+|then\s+)?(?:use|run|set|put|keep|add|enable|"
+    r"(?<=[.;!?:])\s+|;\s*|(?<!\s)\s+--?\s+|(?<!\s)\s+\u2014\s+|"
+    r",\s+(?=(?:and\s+|then\s+)?(?:use|run|set|put|keep|add|enable|"
     r"apply|check|validate|restart|reload|create|write|install|remove|grant|give|make|load|move|verify|"
     r"confirm|mask|edit|change|roll|watch|obtain|finish|end|turn|configure|persist|never|do not|don't|avoid)\b)",
     re.IGNORECASE)
@@ -131,12 +147,12 @@ _SET_TO = re.compile(
     rf"(?:(?P<pre>{_BOUND_BEFORE})\s+)?"
     rf"`?(?P<value>{_NUMBER}|[A-Za-z]+)`?"
     r"(?:\s+(?!or\b)[a-z]+)?"
-    rf"(?:\s*,?\s*(?P<post>{_BOUND_AFTER}))?",
+    rf"(?:\s*(?:,\s*)?(?P<post>{_BOUND_AFTER}))?",
     re.IGNORECASE)
 # The same bound without a verb: "`PASS_MAX_DAYS` 60 or less", "minlen = 15 or more".
 _KEY_BOUND = re.compile(
     rf"(?P<tick>`?)(?<![\w.-])(?P<key>[A-Za-z_][\w.-]{{0,100}}\w)(?P=tick)\s*(?:\s(?:to|of|at)\s+|=\s*|\s)`?(?P<value>{_NUMBER})`?"
-    rf"(?:\s+(?!or\b)[a-z]+)?\s*,?\s*(?P<post>{_BOUND_AFTER})\b",
+    rf"(?:\s+(?!or\b)[a-z]+)?\s*(?:,\s*)?(?P<post>{_BOUND_AFTER})\b",
     re.IGNORECASE)
 # The same bound with its word before the value, for a backticked key: "`SystemMaxUse=` of at most
 # 500M", "`MaxRetries` no more than 5".
@@ -220,6 +236,11 @@ class ScriptView:
     # Per line: a command whose failure the script only reports (``|| true``, ``|| echo``, an
     # ``if !`` block that only warns), so it cannot stop what comes after it.
     ignored: list[bool] = field(default_factory=list)
+    # Each line as every item is matched against it (:func:`_spelled_lines`), worked out once per view
+    # rather than once per item and line.
+    _spelled: dict[bool, list[tuple[str, str]]] = field(default_factory=dict, init=False, repr=False,
+                                                        compare=False)
+    _runs: dict[bool, list[set[str]]] = field(default_factory=dict, init=False, repr=False, compare=False)
 
 
 # --- the tip ----------------------------------------------------------------------------------
@@ -227,7 +248,8 @@ class ScriptView:
 
 # A clause's consequence ("..., so a re-run never duplicates lines") has its own polarity: a
 # "never" there describes what the advice prevents, not what it forbids.
-_CONSEQUENCE = re.compile(r",?\s+\b(?:so that|so|otherwise|because|since|or else|or the next|which)\b\s+", re.IGNORECASE)
+_CONSEQUENCE = re.compile(r",?(?<!\s)\s+\b(?:so that|so|otherwise|because|since|or else|or the next|which)\b\s+",
+                          re.IGNORECASE)
 _NEEDLESS = re.compile(r"\b(redundant|unnecessary|not needed|no need|needlessly)\b", re.IGNORECASE)
 _UNLESS = re.compile(r"\bunless\b", re.IGNORECASE)
 _PROTECTED = re.compile("\x00(\\d+)\x00")
@@ -302,7 +324,7 @@ def _set_to_items(clause: str) -> list[Item]:
         bound = ((m.groupdict().get("pre") or "") or (m.groupdict().get("post") or "").removeprefix("or ")).lower()
         if bound and number:
             items.append(Item("bound", f"{key} {'<=' if bound in _AT_MOST else '>='} {value}"))
-        elif re.match(r"`?\s*(?:/|,?\s*\bor\b)", clause[m.end("value"):]):
+        elif re.match(r"`?\s*(?:/|(?:,\s*)?\bor\b)", clause[m.end("value"):]):
             continue    # "to 1 or 2", "to yes/no": alternatives, not the one value the script must give
         elif number or value.lower() in _WORD_VALUES:
             items.append(Item("setting", f"{key} {value}"))
@@ -373,7 +395,7 @@ def _items_of_code(code: str) -> list[Item]:
     first = code.split()[0] if code.split() else ""
     if first in _COMMANDS or (len(code.split()) > 1 and code.split()[1].startswith("-")):
         items.append(Item("command", _PATH.sub(lambda m: m.group(0), code)))
-    elif m := re.fullmatch(r"([A-Za-z_][\w.-]*)\s*(?:=\s*|\s+)(\S.*)", code):
+    elif m := re.fullmatch(r"([A-Za-z_][\w.-]*)(?:\s*=\s*|\s+)(\S.*)", code):
         items.append(Item("setting", f"{m.group(1)} {m.group(2)}"))
     elif code.startswith("-") and len(code.split()) > 1:
         items.append(Item("setting", code))     # a rule or option line: -a always,exit -F ...
@@ -416,29 +438,53 @@ def _grouped_items(clause: str, groups: list[int]) -> list[Item]:
     def restore(part: str) -> str:
         return _PROTECTED.sub(lambda m: spans[int(m.group(1))], part)
 
-    protected = _BACKTICK.sub(protect, clause)
     items: list[Item] = []
-    rest = protected
-    for m in _PARENTHESIS.finditer(protected):
+
+    def alternatives(m: re.Match) -> str:
         inner = m.group(2)
         if "," in inner or re.search(r"\bor\b", inner) or m.group(1):
             groups.append(len(groups))
             found = _items_of(restore((m.group(1) or "") + " " + inner))
-            items += [Item(i.kind, i.text, groups[-1]) for i in found]
-            rest = rest.replace(m.group(0), " ", 1)
-    # Code spans joined by "or" ("`SELECT pg_reload_conf()` or `pg_ctlcluster ... reload`").
-    for m in _OR_SPANS.finditer(rest):
+            items.extend(Item(i.kind, i.text, groups[-1]) for i in found)
+            return " "
+        return m.group(0)
+
+    def joined_by_or(m: re.Match) -> str:
+        if m.group("alternative") is None:
+            return m.group(0)
         groups.append(len(groups))
-        items += [Item(i.kind, i.text, groups[-1]) for i in _items_of(restore(m.group(0)))]
-    rest = _OR_SPANS.sub(" ", rest)
+        items.extend(Item(i.kind, i.text, groups[-1]) for i in _items_of(restore(m.group(0))))
+        return " "
+
+    rest = _PARENTHESIS.sub(alternatives, _BACKTICK.sub(protect, clause))
+    # Code spans joined by "or" ("`SELECT pg_reload_conf()` or `pg_ctlcluster ... reload`").
+    rest = _SPAN_LIST.sub(joined_by_or, rest)
     return _items_of(restore(rest)) + items
 
 
-_OR_SPANS = re.compile(r"\x00\d+\x00(?:\s*,\s*\x00\d+\x00)*\s*,?\s*\bor\b\s*\x00\d+\x00")
+# A list of code spans, read whole: one joined by "or" at its end is a list of alternatives. Matching
+# only lists that end in "or" tried again from each span of a list that does not (quadratic in it).
+_SPAN_LIST = re.compile(r"\x00\d+\x00(?:\s*,\s*\x00\d+\x00)*"
+                        r"(?P<alternative>\s*(?:,\s*)?\bor\b\s*\x00\d+\x00)?")
+
+
+def bounded_tip(text: str, limit: int | None = None) -> str:
+    """The part of a tip the signal reads: the whole tip up to ``limit`` characters
+    (:data:`MAX_TIP_CHARS` by default), else its head cut back to the last blank in the cap's second
+    half (so no word is cut in two); NUL characters read as blanks, since the reader marks the code
+    spans it sets aside with them."""
+    limit = MAX_TIP_CHARS if limit is None else limit
+    if len(text) > limit:
+        cut = max(text.rfind(" ", limit // 2, limit + 1), text.rfind("\n", limit // 2, limit + 1))
+        text = text[: cut if cut > 0 else limit]
+    return text.replace("\x00", " ")
 
 
 def extract_tip(text: str) -> TipItems:
-    """The items a tip prescribes and the ones it warns against (an item on both sides is warned)."""
+    """The items a tip prescribes and the ones it warns against (an item on both sides is warned),
+    read from :func:`bounded_tip`: at most :data:`MAX_TIP_ITEMS` on each side, the first ones, and
+    order pairs naming that many items in all."""
+    text = bounded_tip(text)
     tip = TipItems()
     groups: list[int] = []
     for clause, warns in _clauses(text):
@@ -448,13 +494,14 @@ def extract_tip(text: str) -> TipItems:
     tip.warned = [i for i in _dedupe(tip.warned) if i.kind != "bound"]
     warned = {(i.kind, i.text.lower()) for i in tip.warned}
     tip.prescribed = [i for i in _dedupe(tip.prescribed) if (i.kind, i.text.lower()) not in warned]
+    tip.prescribed, tip.warned = tip.prescribed[:MAX_TIP_ITEMS], tip.warned[:MAX_TIP_ITEMS]
     tip.order = _order_pairs(text, warned)
     tip.prose = sorted(_prose_words(text))
     return tip
 
 
 # Order words. "A before B", "A, then B", "A first and ... B", "After A, B" and "B after A".
-_THEN = re.compile(r",?\s*\b(?:and\s+)?(?:only\s+)?then\b", re.IGNORECASE)
+_THEN = re.compile(r",?(?:(?<!\s)\s+)?\b(?:and\s+)?(?:only\s+)?then\b", re.IGNORECASE)
 _BEFORE = re.compile(r"\bbefore\b", re.IGNORECASE)
 _AFTER = re.compile(r"\bafter\b", re.IGNORECASE)
 _FIRST = re.compile(r"\bfirst\b", re.IGNORECASE)
@@ -463,14 +510,27 @@ _APPLY_VERB = re.compile(r"\b(restart|restarting|reload|reloading|restarts|reloa
 _ORDER_KINDS: Final[frozenset[str]] = frozenset({"command", "path", "setting", "bound"})
 # A program a tip names alone (`named-checkconf`, `unbound-checkconf`) is a plain word to the
 # extractor; one whose name says it checks is a step an order can name.
-_VALIDATOR_WORD = re.compile(r"^[a-z][\w.-]*(?:check|test|verify|validate|lint)[\w.-]*$|^[a-z][\w.-]*-(?:t|c|n)$")
+_PROGRAM_NAME = re.compile(r"[a-z][\w.-]*")
+_CHECKING_PART = re.compile(r"check|test|verify|validate|lint")
+
+
+def _validator_word(word: str) -> bool:
+    """Whether a word names a checking program: a program name with check, test, verify, validate or
+    lint after its first letter, or ending in -t, -c or -n. Read in two linear scans: as one pattern
+    with the part in the middle, a long name of many parts was rescanned from each of them."""
+    if not _PROGRAM_NAME.fullmatch(word):
+        return False
+    return _CHECKING_PART.search(word, 1) is not None or (len(word) > 2 and word[-2] == "-"
+                                                          and word[-1] in "tcn")
 
 
 # A service started or stopped as a step ("Stop `snmpd` before ...", "before starting or enabling
 # `usbguard`"): the verb opens the step; its class and the service named after it ("it", "the
-# service": any).
+# service": any). "or" and "and" join verbs as words: inside a word, each could also be read as a
+# joint, 2**n ways to fail on a word of n of them.
 _SERVICE_STEP = re.compile(
-    r"^\s*(?:(?:you|first|then|only|and)\s+)*(stop|stopping|start|starting|enable|enabling)\b((?:\s*(?:,|or|and)\s*\w+)*)"
+    r"^\s*(?:(?:you|first|then|only|and)\s+)*(stop|stopping|start|starting|enable|enabling)\b"
+    r"((?:\s*(?:,|\bor\b|\band\b)\s*\w+)*)"
     r"\s+(?:the\s+)?`?([\w@.-]+)`?",
     re.IGNORECASE)
 _ANY_SERVICE: Final[frozenset[str]] = frozenset({"it", "them", "service", "services", "daemon", "unit", "the"})
@@ -499,7 +559,7 @@ def _order_side(text: str, warned: set[tuple[str, str]]) -> list[Item]:
     run = {w.lower() for w in _RUN_WORD.findall(text)}
     items = [i for i in _items_of(text) if (i.kind, i.text.lower()) not in warned
              and (i.kind in _ORDER_KINDS
-                  or (i.kind == "word" and (_VALIDATOR_WORD.match(i.text) or i.text.lower() in run)))
+                  or (i.kind == "word" and (_validator_word(i.text) or i.text.lower() in run)))
              and not (i.kind == "path" and i.text.strip("/").count("/") < 1)]
     if items:
         return items
@@ -509,38 +569,92 @@ def _order_side(text: str, warned: set[tuple[str, str]]) -> list[Item]:
 
 
 def _steps(sentence: str) -> list[str]:
-    """A sentence cut into the steps it orders, earliest first (see the order words above)."""
-    sentence = sentence.strip()
-    if (after := _AFTER.match(sentence)) and "," in sentence:
-        head, tail = sentence[after.end():].split(",", 1)
-        return [head, *_steps(tail)]
-    if _THEN.search(sentence):
-        return [step for part in _THEN.split(sentence) for step in _steps(part)]
+    """A sentence cut into the steps it orders, earliest first (see the order words above).
+
+    Read in one pass whatever the length of its chains ("After A, after B, ...", "Before B, before
+    C, ..."): each link is read where it stands, never by copying the rest of the sentence, and a
+    stack of what is left to read takes the place of recursion (which a chain of a thousand links
+    overflowed)."""
+    steps: list[str] = []
+    # What is left, last first: ("read", text, start) reads text[start:] stripped; ("step", text)
+    # is a step already cut.
+    todo: list[tuple[str, str, int]] = [("read", sentence, 0)]
+    # Per text read: where it ends once stripped, and where its last "then" starts (-1: none).
+    bounds: dict[str, tuple[int, int]] = {}
+    while todo:
+        what, text, start = todo.pop()
+        if what == "step":
+            steps.append(text)
+            continue
+        if text not in bounds:
+            last = max((m.start() for m in _THEN_WORD_AT.finditer(text)), default=-1)
+            bounds[text] = (len(text.rstrip()), last)
+        end, last_then = bounds[text]
+        while start < end and text[start].isspace():
+            start += 1
+        if (after := _AFTER.match(text, start, end)) and (comma := text.find(",", start, end)) >= 0:
+            todo += [("read", text, comma + 1), ("step", text[after.end():comma], 0)]
+            continue
+        if last_then >= start:
+            todo += [("read", part, 0) for part in reversed(_THEN.split(text[start:end]))]
+            continue
+        before = _BEFORE.search(text, start, end)
+        if before and not text[start:before.start()].strip() \
+                and (comma := text.find(",", before.end(), end)) >= 0:
+            # "Before B, A": A first.
+            todo += [("step", text[before.end():comma], 0), ("read", text, comma + 1)]
+            continue
+        steps += _cut_steps(text[start:end])
+    return steps
+
+
+# Where "then" stands as a word: a sentence holds an order word "then" exactly where this matches.
+_THEN_WORD_AT = re.compile(r"\bthen\b", re.IGNORECASE)
+
+
+def _cut_steps(sentence: str) -> list[str]:
+    """The steps of a stripped sentence with no "then" and no chain left to follow."""
     if before := _BEFORE.search(sentence):
         left, right = sentence[: before.start()], sentence[before.end():]
-        if not left.strip() and "," in right:            # "Before B, A": A first
-            right, left = right.split(",", 1)
-            return [*_steps(left), right]
         # The nearest step on each side: "set X, and run `sshd -t` before reloading, ..."
         left = re.split(r",\s+(?:and\s+)?", left)[-1]
         if "(" in right and not re.search(r"\x00|/", left):
             # "Validate the configuration before you restart it (`sshd -t`, `visudo -c`, ...)":
             # the parenthesis names the examples of the step before.
-            inner = re.findall(r"\(([^)]*)\)", right)
-            return [" ".join(inner), re.sub(r"\([^)]*\)", " ", right).split(",", 1)[0]]
+            spans = _parenthesised(right)
+            outside, position = [], 0
+            for opening, closing in spans:
+                outside += [right[position:opening], " "]
+                position = closing + 1
+            outside.append(right[position:])
+            return [" ".join(right[a + 1 : b] for a, b in spans), "".join(outside).split(",", 1)[0]]
         right = right.split(",", 1)[0]
         return [left, right]
     if (after := _AFTER.search(sentence)) and after.start() > 0:
         # "Run `X` after editing the file and only restart if it passes": the step "after" names ends
         # at the next comma or "and"; what follows is another step, not the earlier one.
-        return [re.split(r",|\s+and\s+", sentence[after.end():], maxsplit=1)[0],
+        return [re.split(r",|(?<!\s)\s+and\s+", sentence[after.end():], maxsplit=1)[0],
                 re.split(r",\s+(?:and\s+)?", sentence[: after.start()])[-1]]
     if first := _FIRST.search(sentence):
         return [sentence[: first.end()], sentence[first.end():]]
     return [sentence]
 
 
+def _parenthesised(text: str) -> list[tuple[int, int]]:
+    """Where each parenthesis opens and closes, left to right, as ``\\(([^)]*)\\)`` finds them: from
+    an opening one to the first closing one after it. Found by two scans of the text, where the
+    pattern, tried from each of many opening parentheses never closed, read the rest each time."""
+    spans = []
+    position = 0
+    while (opening := text.find("(", position)) >= 0 and (closing := text.find(")", opening + 1)) >= 0:
+        spans.append((opening, closing))
+        position = closing + 1
+    return spans
+
+
 def _order_pairs(text: str, warned: set[tuple[str, str]]) -> list[tuple[list[Item], list[Item]]]:
+    """The orders a tip states, earliest first, as long as they name at most :data:`MAX_TIP_ITEMS`
+    items in all."""
     spans: list[str] = []
 
     def protect(m: re.Match) -> str:
@@ -551,6 +665,7 @@ def _order_pairs(text: str, warned: set[tuple[str, str]]) -> list[tuple[list[Ite
         return _PROTECTED.sub(lambda m: spans[int(m.group(1))], part)
 
     pairs: list[tuple[list[Item], list[Item]]] = []
+    named = 0
     for sentence in re.split(r"(?<=[.;!?])\s+|;\s*|:\s+", _BACKTICK.sub(protect, text)):
         sentence = _CONSEQUENCE.split(sentence)[0]
         if not _NEGATION.search(sentence) or _THEN.search(sentence) or _BEFORE.search(sentence):
@@ -558,6 +673,9 @@ def _order_pairs(text: str, warned: set[tuple[str, str]]) -> list[tuple[list[Ite
             sides = [side for side in sides if side]
             for earlier, later in pairwise(sides):
                 if {i.text for i in earlier} != {i.text for i in later}:
+                    named += len(earlier) + len(later)
+                    if named > MAX_TIP_ITEMS:
+                        return pairs
                     pairs.append((earlier, later))
     return pairs
 
@@ -565,7 +683,11 @@ def _order_pairs(text: str, warned: set[tuple[str, str]]) -> list[tuple[list[Ite
 # --- the script -------------------------------------------------------------------------------
 
 _HEREDOC = re.compile(r"<<-?\s*(['\"]?)([A-Za-z_]\w*)\1")
-_FUNC_DEF = re.compile(r"^\s*(?:function\s+)?([A-Za-z_][\w:-]*)\s*\(\s*\)\s*\{?\s*$|^\s*function\s+([A-Za-z_][\w:-]*)\s*\{?\s*$")
+# Blanks around an optional brace are read as one run: as two, a line of a definition and many
+# blanks was split between them every way before failing.
+_FUNC_DEF = re.compile(r"^\s*(?:function\s+)?([A-Za-z_][\w:-]*)\s*\(\s*\)\s*(?:\{\s*)?$"
+                       r"|^\s*function\s+([A-Za-z_][\w:-]*)\s*(?:\{\s*)?$")
+_ONE_LINE_FUNC = re.compile(r"^\s*(?:function\s+)?([A-Za-z_][\w:-]*)\s*\(\s*\)\s*\{(.*)\}\s*(?:;\s*)?$")
 _ASSIGN = re.compile(r"^\s*(?:readonly\s+|export\s+|declare\s+(?:-\w+\s+)?|local\s+)?([A-Za-z_]\w*)=(\"[^\"$`]*\"|'[^']*'|[^\s;\"'$`]+)\s*$")
 _MESSAGE_CMDS: Final[frozenset[str]] = frozenset({"echo", "printf"})
 _LOGGER = re.compile(r"^(log|logger|warn|warning|die|fail|info|msg|message|note|say|error|err|debug|notice|step|banner|usage|ok)(_\w+)?$", re.IGNORECASE)
@@ -587,30 +709,80 @@ def _unquoted(line: str) -> Iterator[tuple[int, str, str]]:
         prev = ch
 
 
-def _strip_comment(line: str) -> str:
-    """Remove a shell comment: a # that starts a word outside quotes."""
-    for i, ch, prev in _unquoted(line):
-        if ch == "#" and (prev.isspace() or prev in ";&|("):
-            return line[:i]
-    return line
+def _comment_start(line: str, quote: str | None = None) -> tuple[int, str | None]:
+    """Where a shell comment starts in a line (-1: none), a # that starts a word outside quotes, and
+    the quote still open where the reading stops; ``quote`` is the one open where the line starts
+    (a continuation inside a quoted string), after a blank."""
+    prev = " "
+    for i, ch in enumerate(line):
+        if quote:
+            if ch == quote:
+                quote = None
+        elif ch in "'\"":
+            quote = ch
+        elif ch == "#" and (prev.isspace() or prev in ";&|("):
+            return i, None
+        prev = ch
+    return -1, quote
 
 
-def _logical_lines(script: str) -> list[tuple[str, bool]]:
-    """Logical lines (continuations joined) as (text, is_file_content)."""
+def _join_piece(pieces: list[str], text: str) -> None:
+    """Add ``text`` to a logical line being joined: its trailing blanks and backslashes one
+    character each, so a blank line after the line can take one off without copying the rest."""
+    end = len(text)
+    while end and (text[end - 1].isspace() or text[end - 1] == "\\"):
+        end -= 1
+    if end:
+        pieces.append(text[:end])
+    pieces.extend(text[end:])
+
+
+def _logical_lines(script: str, doubtful: set[int] | None = None) -> list[tuple[str, bool]]:
+    """Logical lines (continuations joined) as (text, is_file_content); ``doubtful``, when given,
+    gets the index of each line opening a heredoc whose body ends where the shell's would not (an
+    indented or padded end marker that bash reads as more of the body).
+
+    Each physical line is read once: the logical line being joined is kept in pieces, with the
+    quote open at its end, so a continued line is read from where the last one stopped. Reading the
+    whole logical line again at each continuation made a script of continued lines quadratic (128
+    KiB of ``a \\`` lines took 90 s). What it joins is what that reading joined: the next line
+    without its leading blanks after one blank, comments cut, a line ending in a backslash continued
+    (a blank line only takes that backslash off, and a logical line of nothing but it is dropped)."""
     raw = script.replace("\r\n", "\n").split("\n")
     out: list[tuple[str, bool]] = []
     i = 0
-    pending = ""
+    pending: list[str] = []  # the logical line joined so far (see _join_piece)
+    quote: str | None = None  # the quote open at its end
     while i < len(raw):
         line = raw[i]
         i += 1
         if pending:
-            line = pending + " " + line.lstrip()
-            pending = ""
-        code = _strip_comment(line)
-        if code.rstrip().endswith("\\"):
-            pending = code.rstrip()[:-1]
-            continue
+            line = line.lstrip()
+            cut, open_quote = _comment_start(line, quote)
+            line = line if cut < 0 else line[:cut]
+            tail = line.rstrip()
+            if tail.endswith("\\"):
+                pending.append(" ")
+                _join_piece(pending, tail[:-1])
+                quote = open_quote
+                continue
+            if not tail:
+                # Nothing but blanks: the logical line goes on if it ends in a backslash itself.
+                kept = len(pending)
+                while kept and pending[kept - 1].isspace():
+                    kept -= 1
+                if kept and pending[kept - 1] == "\\":
+                    del pending[kept - 1 :]
+                    continue
+            code = "".join(pending) + " " + line
+            pending = []
+        else:
+            cut, quote = _comment_start(line)
+            code = line if cut < 0 else line[:cut]
+            tail = code.rstrip()
+            if tail.endswith("\\"):
+                _join_piece(pending, tail[:-1])
+                continue
         out.append((code, False))
         heredoc = _HEREDOC.search(code)
         if heredoc:
@@ -618,13 +790,17 @@ def _logical_lines(script: str) -> list[tuple[str, bool]]:
             # A heredoc that cat prints to the terminal (usage text, a closing hint) is a message;
             # one redirected, piped or fed to a program is file content or input.
             message = _heredoc_is_message(code)
+            opened = len(out) - 1
             while i < len(raw) and raw[i].strip() != end:
                 if not message and not _CONFIG_COMMENT.match(raw[i]):
                     out.append((raw[i], True))
                 i += 1
+            if doubtful is not None and i < len(raw) and \
+                    (raw[i].lstrip("\t") if heredoc.group(0).startswith("<<-") else raw[i]) != end:
+                doubtful.add(opened)
             i += 1
     if pending:
-        out.append((pending, False))
+        out.append(("".join(pending), False))
     return out
 
 
@@ -792,7 +968,7 @@ def _functions(lines: list[tuple[str, bool]]) -> dict[str, tuple[int, int]]:
     for start, (text, content) in enumerate(lines):
         if content:
             continue
-        m = _FUNC_DEF.match(text) or re.match(r"^\s*(?:function\s+)?([A-Za-z_][\w:-]*)\s*\(\s*\)\s*\{(.*)\}\s*;?\s*$", text)
+        m = _FUNC_DEF.match(text) or _ONE_LINE_FUNC.match(text)
         if not m:
             continue
         name = m.group(1) or (m.group(2) if m.lastindex and m.lastindex >= 2 else None)
@@ -807,6 +983,24 @@ def _functions(lines: list[tuple[str, bool]]) -> dict[str, tuple[int, int]]:
         end = _first_at_or_below(depth, minima, start, depth[start] - (text.count("{") - text.count("}")))
         spans[name] = (start, start if end is None else end)
     return spans
+
+
+def _innermost_functions(functions: dict[str, tuple[int, int]], count: int) -> list[str | None]:
+    """Per line, the function whose body holds it (the one defined last, where bodies nest), or
+    None: one sweep over the lines with the bodies open at each, where asking every function of
+    every line made a script of thousands of functions quadratic."""
+    starts = sorted((span[0], span[1], name) for name, span in functions.items())
+    open_bodies: list[tuple[int, int, str]] = []  # (-start, end, name): the latest start on top
+    owners: list[str | None] = []
+    k = 0
+    for index in range(count):
+        while k < len(starts) and starts[k][0] <= index:
+            heapq.heappush(open_bodies, (-starts[k][0], starts[k][1], starts[k][2]))
+            k += 1
+        while open_bodies and open_bodies[0][1] < index:
+            heapq.heappop(open_bodies)
+        owners.append(open_bodies[0][2] if open_bodies else None)
+    return owners
 
 
 def _words_of(text: str) -> set[str]:
@@ -879,12 +1073,552 @@ def _subcommand_kept(tokens: list[str], line: str) -> bool:
     return re.search(rf"(?<![\w.$-]){re.escape(tokens[1])}(?![\w-])", line.lower()) is None
 
 
+# --- unreachable code -------------------------------------------------------------------------
+#
+# A tip's commands under `if false`, after a top-level `exit 0` or behind `false &&` never run;
+# read as code they made a script look followed (0.695 alone, 0.99 beside its peers). The script
+# is read as shell structure far enough to drop what is certainly unreachable, and no further: a
+# line the reader does not follow (a string or a substitution left open at its end, a heredoc it
+# cannot delimit as bash does, a construct outside the grammar below) ends what it can say, and
+# whatever may run is kept.
+
+_SHELL_OPERATORS: Final[tuple[str, ...]] = (
+    "&&", "||", ";;&", ";;", ";&", "|&", "&>>", "&>", "<<<", "<<-", "<<", ">>", "<&", ">&", "<>", ">|",
+    ";", "&", "|", "(", ")", "<", ">",
+)
+_REDIRECTIONS: Final[frozenset[str]] = frozenset({
+    "<", ">", ">>", "<<", "<<-", "<<<", "<&", ">&", "<>", ">|", "&>", "&>>",
+})
+# Reserved words that end a list; one met where no open block expects it is a syntax error.
+_CLOSERS: Final[frozenset[str]] = frozenset({"then", "elif", "else", "fi", "do", "done", "esac", "}"})
+# Commands whose outcome is known before they run, and the builtins the shell runs for them unless
+# the script defines a function of that name (or turns aliases on).
+_ALWAYS: Final[frozenset[str]] = frozenset({"true", ":", "/bin/true", "/usr/bin/true"})
+_NEVER: Final[frozenset[str]] = frozenset({"false", "/bin/false", "/usr/bin/false"})
+_BUILTINS_READ: Final[frozenset[str]] = frozenset({"exit", "true", "false", ":", "test", "["})
+_LITERAL_WORD = re.compile(r"[\w.,:/+@%-]+")
+_INTEGER = re.compile(r"-?(?:0|[1-9]\d{0,17})")
+_NESTING_LIMIT: Final[int] = 64
+
+# A token: kind ("word", "op", "io" for the number before a redirection, "nl" at a line's end), its
+# text, the line it is on, and where on that line it starts and ends.
+_Token = tuple[str, str, int, int, int]
+
+
+class _Unreadable(Exception):
+    """The shell reader met what it does not follow at token ``at``: nothing from there on is judged."""
+
+    def __init__(self, at: int) -> None:
+        super().__init__(at)
+        self.at = at
+
+
+def _word_end(text: str, start: int, test_words: bool) -> int:
+    """Where the shell word starting at ``start`` ends, quotes, substitutions and expansions
+    included (-1 when the line ends inside one). Inside ``[[ ]]`` (``test_words``), ``&&``, ``<`` and
+    parentheses are part of the test, not operators."""
+    closers: list[str] = []  # what each open quote, substitution or expansion ends with
+    i, n = start, len(text)
+    if text.startswith(("<(", ">("), i):
+        closers.append(")")
+        i += 2
+    while i < n:
+        ch = text[i]
+        top = closers[-1] if closers else ""
+        if top == "'":
+            i += 1
+            if ch == "'":
+                closers.pop()
+            continue
+        if ch == "\\":
+            i += 2
+            continue
+        if top == "$'":
+            i += 1
+            if ch == "'":
+                closers.pop()
+            continue
+        if top == "`":
+            i += 1
+            if ch == "`":
+                closers.pop()
+            continue
+        if ch == "$" and i + 1 < n and text[i + 1] in "({":
+            closers.append(")" if text[i + 1] == "(" else "}")
+            i += 2
+            continue
+        if ch == "`":
+            closers.append("`")
+            i += 1
+            continue
+        if top == '"':
+            i += 1
+            if ch == '"':
+                closers.pop()
+            continue
+        if ch == "$" and text.startswith("'", i + 1):
+            closers.append("$'")
+            i += 2
+            continue
+        if ch in "'\"":
+            closers.append(ch)
+            i += 1
+            continue
+        if top == ")":
+            if ch == "(":
+                closers.append(")")
+            elif ch == ")":
+                closers.pop()
+            i += 1
+            continue
+        if top == "}":
+            if ch == "}":
+                closers.pop()
+            i += 1
+            continue
+        if ch == "(" and i > start and text[i - 1] == "=":
+            closers.append(")")  # an array: name=(a b c)
+            i += 1
+            continue
+        if ch in " \t" or ch == ";" or (not test_words and ch in "&|()<>"):
+            break
+        i += 1
+    return -1 if closers else min(i, n)
+
+
+def _line_tokens(text: str, index: int) -> list[_Token] | None:
+    """The words and operators of one logical line (None when the line leaves something open)."""
+    out: list[_Token] = []
+    i, n = 0, len(text)
+    test_words = False
+    while i < n:
+        ch = text[i]
+        if ch in " \t":
+            i += 1
+            continue
+        if ch == "#":
+            break
+        if (not test_words or ch == ";") and not text.startswith(("<(", ">("), i):
+            op = next((o for o in _SHELL_OPERATORS if text.startswith(o, i)), None)
+            if op is not None:
+                out.append(("op", op, index, i, i + len(op)))
+                i += len(op)
+                continue
+        end = _word_end(text, i, test_words)
+        if end <= i:
+            return None
+        word = text[i:end]
+        io_number = word.isdigit() and text.startswith(("<", ">"), end)
+        out.append(("io" if io_number else "word", word, index, i, end))
+        test_words = (test_words or word == "[[") and word != "]]"
+        i = end
+    return None if test_words else out
+
+
+def _script_tokens(lines: list[tuple[str, bool]], doubtful: set[int], readable: int) -> list[_Token]:
+    """The tokens of the code lines, up to the first line the reader cannot take whole: one that
+    leaves something open, or opens a heredoc the logical lines did not delimit as bash does (more
+    than one on a line, an end word they did not take, an end marker bash would not read as one)."""
+    tokens: list[_Token] = []
+    for index, (text, content) in enumerate(lines[:readable]):
+        if content:
+            continue
+        line = _line_tokens(text, index)
+        if line is None or index in doubtful:
+            break
+        # The lines after one the logical lines took for a heredoc are its body: they must be the
+        # body of this line's one heredoc operator (not of "<<EOF" in a string), ended by its word.
+        heredocs = [k for k, token in enumerate(line) if token[0] == "op" and token[1] in {"<<", "<<-"}]
+        found = _HEREDOC.search(text)
+        if (heredocs or found) and (
+                len(heredocs) != 1 or found is None or found.start() != line[heredocs[0]][3]
+                or heredocs[0] + 1 >= len(line) or line[heredocs[0] + 1][1].strip("'\"") != found.group(2)):
+            break
+        tokens += line
+        tokens.append(("nl", "\n", index, len(text), len(text)))
+    return tokens
+
+
+def _literal(word: str) -> str | None:
+    """The value of a word that expands to itself alone (no expansion, no pattern), else None."""
+    if _LITERAL_WORD.fullmatch(word):
+        return word
+    if len(word) >= 2 and word[0] == word[-1] == "'" and "'" not in word[1:-1]:
+        return word[1:-1]
+    if len(word) >= 2 and word[0] == word[-1] == '"' and not re.search(r'["$`\\]', word[1:-1]):
+        return word[1:-1]
+    return None
+
+
+def _test_outcome(a: str, op: str, b: str, double: bool) -> bool | None:
+    """The outcome of ``[ a op b ]`` (``[[ ]]`` when ``double``) when both sides are literal."""
+    left, right = _literal(a), _literal(b)
+    if left is None or right is None:
+        return None
+    if op == "=" or (op == "==" and double):
+        return left == right
+    if op == "!=":
+        return left != right
+    compare = {"-eq": int.__eq__, "-ne": int.__ne__, "-lt": int.__lt__, "-le": int.__le__,
+               "-gt": int.__gt__, "-ge": int.__ge__}.get(op)
+    if compare is None or not _INTEGER.fullmatch(left) or not _INTEGER.fullmatch(right):
+        return None
+    return bool(compare(int(left), int(right)))
+
+
+def _outcome(words: list[str]) -> bool | None:
+    """Whether a simple command certainly succeeds (True) or fails (False); None when it depends."""
+    if len(words) == 1 and words[0] in _ALWAYS:
+        return True
+    if len(words) == 1 and words[0] in _NEVER:
+        return False
+    if len(words) == 5 and (words[0], words[4]) in {("[", "]"), ("[[", "]]")}:
+        return _test_outcome(words[1], words[2], words[3], words[0] == "[[")
+    if len(words) == 4 and words[0] == "test":
+        return _test_outcome(words[1], words[2], words[3], False)
+    return None
+
+
+class _ShellReader:
+    """A reader of shell structure over :func:`_script_tokens` that records which tokens never run:
+    the body of an ``if`` (``elif``) whose condition certainly fails, the branches after one whose
+    condition certainly holds, the body of ``while`` over a failing condition (``until`` over a
+    holding one), the commands an ``&&`` or ``||`` list certainly skips, and everything after an
+    ``exit`` the script certainly runs at its top level. One pass over the tokens; nesting deeper
+    than :data:`_NESTING_LIMIT` is not followed."""
+
+    def __init__(self, tokens: list[_Token], outcomes: bool) -> None:
+        self.tokens = tokens
+        self.at = 0
+        self.outcomes = outcomes  # the builtins are the shell's own: outcomes and exits can be read
+        self.dead: list[tuple[int, int]] = []  # token ranges [from, to) that never run
+        self.opened: list[int] = []  # dead ranges still being read
+        self.exit_at: int | None = None  # the token after a top-level exit that certainly runs
+        self.nesting = 0
+
+    def read(self) -> None:
+        """Read the whole script; at what it cannot follow, close the open dead ranges where its line
+        starts (what a line holds is judged whole, or not at all)."""
+        try:
+            self.statements((), top=True)
+            if self.exit_at is None and self.at < len(self.tokens):
+                raise _Unreadable(self.at)
+        except _Unreadable as stop:
+            at = min(stop.at, len(self.tokens))
+            while at > 0 and at < len(self.tokens) and self.tokens[at - 1][2] == self.tokens[at][2]:
+                at -= 1
+            self.dead += [(start, at) for start in self.opened if start < at]
+            self.opened = []
+
+    # -- tokens --------------------------------------------------------------------------------
+    def peek(self, kind: str, *texts: str) -> bool:
+        if self.at >= len(self.tokens):
+            return False
+        token = self.tokens[self.at]
+        return token[0] == kind and (not texts or token[1] in texts)
+
+    def expect(self, kind: str, *texts: str) -> None:
+        if not self.peek(kind, *texts):
+            raise _Unreadable(self.at)
+        self.at += 1
+
+    def newlines(self) -> None:
+        while self.peek("nl"):
+            self.at += 1
+
+    def ends(self, closers: tuple[str, ...]) -> bool:
+        """Whether a list ends here: the end of the script, or a closer the enclosing block expects."""
+        if self.at >= len(self.tokens):
+            return True
+        kind, text = self.tokens[self.at][:2]
+        return text in closers and kind in ("word", "op")
+
+    def open_dead(self, dead: bool) -> None:
+        if dead:
+            self.opened.append(self.at)
+
+    def close_dead(self, dead: bool) -> None:
+        if dead:
+            self.dead.append((self.opened.pop(), self.at))
+
+    # -- grammar -------------------------------------------------------------------------------
+    def statements(self, closers: tuple[str, ...], top: bool = False) -> bool | None:
+        """A list up to one of ``closers``: the outcome of its last command when it is the only one
+        and known (what an ``if`` or ``while`` tests)."""
+        outcome: bool | None = None
+        count = 0
+        while True:
+            self.newlines()
+            if self.ends(closers) or self.exit_at is not None:
+                return outcome if count == 1 else None
+            if self.peek("word") and self.tokens[self.at][1] in _CLOSERS:
+                raise _Unreadable(self.at)  # a closer no open block expects
+            outcome = self.and_or(top)
+            count += 1
+            if self.exit_at is not None:
+                return None
+            if self.peek("op", ";", "&") or self.peek("nl"):
+                if self.peek("op", "&"):
+                    outcome = None
+                self.at += 1
+            elif not self.ends(closers):
+                raise _Unreadable(self.at)
+
+    def and_or(self, top: bool) -> bool | None:
+        """Pipelines joined by ``&&`` and ``||``: those certainly skipped are dead; the outcome is
+        known while each pipeline that runs certainly runs and its outcome is known."""
+        outcome, exits = self.pipeline()
+        exit_end = self.at
+        while self.peek("op", "&&", "||"):
+            skips = self.tokens[self.at][1] == "||"
+            self.at += 1
+            self.newlines()
+            if outcome is None or outcome != skips:
+                following, _ = self.pipeline()
+                outcome = following if outcome is not None else None
+            else:
+                self.open_dead(True)
+                self.pipeline()
+                self.close_dead(True)
+        if top and exits and self.outcomes and not self.peek("op", "&"):
+            # Nothing after an exit the script runs at its top level runs: the rest of the script.
+            self.exit_at = exit_end
+            self.dead.append((exit_end, len(self.tokens)))
+        return outcome
+
+    def pipeline(self) -> tuple[bool | None, bool]:
+        """A pipeline's outcome (known for a lone command, negated by ``!``) and whether it is a lone
+        ``exit`` with at most one argument (more make bash refuse to exit)."""
+        negated = self.peek("word", "!")
+        if negated:
+            self.at += 1
+        outcome, exits = self.command()
+        alone = True
+        while self.peek("op", "|", "|&"):
+            self.at += 1
+            self.newlines()
+            self.command()
+            alone = False
+        if not alone:
+            return None, False
+        if negated:
+            return (None if outcome is None else not outcome), False
+        return outcome, exits
+
+    def command(self) -> tuple[bool | None, bool]:
+        if self.at >= len(self.tokens):
+            raise _Unreadable(self.at)
+        kind, text = self.tokens[self.at][:2]
+        if kind == "word" and text in ("{", "if", "while", "until", "for", "select", "case", "function") \
+                or kind == "op" and text == "(":
+            self.compound()
+            return None, False
+        if kind == "word" and self.at + 2 < len(self.tokens) and self.tokens[self.at + 1][:2] == ("op", "(") \
+                and self.tokens[self.at + 2][:2] == ("op", ")"):
+            self.at += 3  # name() body
+            self.newlines()
+            self.compound()
+            return None, False
+        return self.simple_command()
+
+    def simple_command(self) -> tuple[bool | None, bool]:
+        words: list[str] = []
+        start = self.at
+        while self.at < len(self.tokens):
+            kind, text = self.tokens[self.at][:2]
+            if kind == "word":
+                words.append(text)
+            elif kind == "io" or (kind == "op" and text in _REDIRECTIONS):
+                if kind == "op":
+                    self.at += 1
+                    if not self.peek("word"):
+                        raise _Unreadable(self.at)
+            else:
+                break
+            self.at += 1
+        if self.at == start or self.peek("op", "("):
+            raise _Unreadable(self.at)
+        if not self.outcomes or not words:
+            return None, False
+        return _outcome(words), words[0] == "exit" and len(words) <= 2
+
+    def redirections(self) -> None:
+        while self.peek("io") or (self.peek("op") and self.tokens[self.at][1] in _REDIRECTIONS):
+            if self.peek("io"):
+                self.at += 1
+            self.at += 1
+            self.expect("word")
+
+    def compound(self) -> None:
+        """A compound command, a function definition, and the redirections after it."""
+        self.nesting += 1
+        if self.nesting > _NESTING_LIMIT:
+            raise _Unreadable(self.at)
+        kind, text = self.tokens[self.at][:2]
+        self.at += 1
+        if text == "{":
+            self.statements(("}",))
+            self.expect("word", "}")
+        elif text == "(" and kind == "op":
+            self.statements((")",))
+            self.expect("op", ")")
+        elif text == "if":
+            self.if_clause()
+        elif text in ("while", "until"):
+            outcome = self.statements(("do",))
+            self.expect("word", "do")
+            dead = outcome is (text == "until")
+            self.open_dead(dead)
+            self.statements(("done",))
+            self.close_dead(dead)
+            self.expect("word", "done")
+        elif text in ("for", "select"):
+            self.expect("word")
+            self.newlines()
+            if self.peek("word", "in"):
+                self.at += 1
+                while self.peek("word"):
+                    self.at += 1
+            if self.peek("op", ";"):
+                self.at += 1
+            self.newlines()
+            self.expect("word", "do")
+            self.statements(("done",))
+            self.expect("word", "done")
+        elif text == "case":
+            self.case_clause()
+        else:  # function name [()] body
+            self.expect("word")
+            if self.peek("op", "("):
+                self.at += 1
+                self.expect("op", ")")
+            self.newlines()
+            self.compound()
+        self.redirections()
+        self.nesting -= 1
+
+    def if_clause(self) -> None:
+        """``if``: a branch whose condition certainly fails is dead, and so is every branch after one
+        whose condition certainly holds (the conditions of later ``elif`` included)."""
+        taken = False
+        while True:
+            outcome = self.statements(("then",))
+            self.expect("word", "then")
+            dead = outcome is False
+            self.open_dead(dead)
+            self.statements(("elif", "else", "fi"))
+            self.close_dead(dead)
+            if outcome is True and not taken:
+                taken = True
+                self.open_dead(True)
+            if self.peek("word", "elif"):
+                self.at += 1
+                continue
+            if self.peek("word", "else"):
+                self.at += 1
+                self.statements(("fi",))
+            self.close_dead(taken)
+            self.expect("word", "fi")
+            return
+
+    def case_clause(self) -> None:
+        self.expect("word")
+        self.newlines()
+        self.expect("word", "in")
+        self.newlines()
+        while not self.peek("word", "esac"):
+            if self.peek("op", "("):
+                self.at += 1
+            self.expect("word")
+            while self.peek("op", "|"):
+                self.at += 1
+                self.expect("word")
+            self.expect("op", ")")
+            self.statements((";;", ";&", ";;&", "esac"))
+            if self.peek("op", ";;", ";&", ";;&"):
+                self.at += 1
+            self.newlines()
+        self.at += 1
+
+
+def _reachable(lines: list[tuple[str, bool]], doubtful: set[int], readable: int) -> list[tuple[str, bool]]:
+    """The logical lines without the code that certainly never runs (see :class:`_ShellReader`),
+    read from the first ``readable`` lines: a line all of whose code is dead is dropped, and so is
+    the body of a heredoc its command never runs; dead code on a line with live code is blanked."""
+    tokens = _script_tokens(lines, doubtful, readable)
+    following: list[_Token] = [*tokens[1:], ("nl", "", -1, 0, 0)] if tokens else []
+    outcomes = not any(
+        (kind == "word" and text in _BUILTINS_READ and after[:2] == ("op", "("))
+        or (text == "function" and after[1] in _BUILTINS_READ)
+        or text in ("enable", "alias") or "expand_aliases" in text
+        for (kind, text, *_), after in zip(tokens, following, strict=True))
+    reader = _ShellReader(tokens, outcomes)
+    reader.read()
+    if not reader.dead:
+        return lines
+    marks = [0] * (len(tokens) + 1)
+    for start, end in reader.dead:
+        marks[start] += 1
+        marks[end] -= 1
+    # Per line, the spans of dead tokens, and whether any token on it lives.
+    spans: dict[int, list[list[int]]] = {}
+    lives: set[int] = set()
+    dead_heredocs: set[int] = set()
+    depth = 0
+    previous_dead = False
+    for k, (kind, text, line, start, end) in enumerate(tokens):
+        depth += marks[k]
+        if kind == "nl":
+            previous_dead = False
+            continue
+        if depth > 0:
+            if previous_dead:
+                spans[line][-1][1] = end
+            else:
+                spans.setdefault(line, []).append([start, end])
+            if kind == "op" and text in ("<<", "<<-"):
+                dead_heredocs.add(line)
+        else:
+            lives.add(line)
+        previous_dead = depth > 0
+    # The exit's own line ends where the exit does; the lines after it are dropped whole.
+    exit_line = None if reader.exit_at is None else tokens[min(reader.exit_at, len(tokens) - 1)][2]
+    out: list[tuple[str, bool]] = []
+    owner_dead = False  # the code line a heredoc body belongs to is dead, or its heredoc is
+    for index, (text, content) in enumerate(lines):
+        if exit_line is not None and index > exit_line:
+            break
+        if content:
+            if not owner_dead:
+                out.append((text, content))
+            continue
+        if index in spans and index not in lives:
+            owner_dead = True
+            continue
+        owner_dead = index in dead_heredocs
+        if index in spans:
+            pieces, position = [], 0
+            for start, end in spans[index]:
+                pieces += [text[position:start], " "]
+                position = end
+            text = "".join(pieces) + text[position:]
+        out.append((text, content))
+    return out
+
+
 def bounded_script(script: str, limit: int = MAX_SCRIPT_CHARS) -> tuple[str, bool]:
     """The part of ``script`` the signal reads, and whether the cap cut anything: the whole script up
     to ``limit`` characters, else its first and its last ``limit // 2`` characters, each cut back to
     whole lines (a line longer than that is cut where the half ends)."""
+    parts = _head_and_tail(script, limit)
+    return (script, False) if parts is None else (parts[0] + parts[1], True)
+
+
+def _head_and_tail(script: str, limit: int) -> tuple[str, str] | None:
+    """The head (ending in a line break) and the tail :func:`bounded_script` reads of a script past
+    ``limit``; None for a script within it."""
     if len(script) <= limit:
-        return script, False
+        return None
     half = limit // 2
     head = script[:half]
     cut = head.rfind("\n")
@@ -892,14 +1626,21 @@ def bounded_script(script: str, limit: int = MAX_SCRIPT_CHARS) -> tuple[str, boo
     tail = script[-half:]
     cut = tail.find("\n")
     tail = tail[cut + 1 :] if 0 <= cut < len(tail) - 1 else tail
-    return (head if head.endswith("\n") else head + "\n") + tail, True
+    return (head if head.endswith("\n") else head + "\n"), tail
 
 
 def extract_script(script: str) -> ScriptView:
     """The executable view of a fix script (see the module docstring for what is kept); a script past
     :data:`MAX_SCRIPT_CHARS` is read by its head and tail only (:func:`bounded_script`)."""
-    script, capped = bounded_script(script)
-    lines = _logical_lines(script)
+    parts = _head_and_tail(script, MAX_SCRIPT_CHARS)
+    capped = parts is not None
+    doubtful: set[int] = set()
+    lines = _logical_lines(script if parts is None else parts[0] + parts[1], doubtful)
+    # Past the cap, what the head says is read: its lines are the first of the view (all but its
+    # last, which may join the tail's first), and which block a line of the tail stands in is lost
+    # with the middle.
+    readable = len(lines) if parts is None else len(_logical_lines(parts[0])) - 1
+    lines = _reachable(lines, doubtful, readable)
     functions = _functions(lines)
     # Function bodies are kept only when the function is called somewhere outside its own body
     # (a trap handler counts, run when the script ends).
@@ -912,7 +1653,11 @@ def extract_script(script: str) -> ScriptView:
         for name in names:
             if name in functions and not (functions[name][0] <= index <= functions[name][1]):
                 calls[name].append(len(lines) if trap else index)
+    owners = _innermost_functions(functions, len(lines))
     memo: dict[int, tuple[int, ...] | None] = {}
+    # Per function, where its first caller runs: the same for every line of its body, so found once
+    # (per line, a long body called from many places cost body times calls).
+    first_calls: dict[str, tuple[int, ...] | None] = {}
 
     def position(index: int, depth: int = 0) -> tuple[int, ...] | None:
         """Where a line runs, as a sort key: its own place, or for a function's lines its first
@@ -922,15 +1667,22 @@ def extract_script(script: str) -> ScriptView:
             return (index,)
         if index in memo:
             return memo[index]
-        inside = [(name, span) for name, span in functions.items() if span[0] <= index <= span[1]]
+        name = owners[index]
         result: tuple[int, ...] | None = (index,)
-        if inside:
-            name, (start, _) = max(inside, key=lambda item: item[1][0])
-            callers = [position(c, depth + 1) for c in calls[name]] if depth < 8 else []
-            callers = [c for c in callers if c is not None]
-            result = (*min(callers), index - start) if callers else None
+        if name is not None:
+            first = first_call(name, depth)
+            result = (*first, index - functions[name][0]) if first is not None else None
         memo[index] = result
         return result
+
+    def first_call(name: str, depth: int) -> tuple[int, ...] | None:
+        if name in first_calls:
+            return first_calls[name]
+        if depth >= 8:
+            return None
+        callers = [where for where in (position(c, depth + 1) for c in calls[name]) if where is not None]
+        first_calls[name] = min(callers) if callers else None
+        return first_calls[name]
 
     message_funcs = {name for name in functions if _LOGGER.match(name)}
     failures_ignored = _ignored_failures(lines, functions)
@@ -966,8 +1718,10 @@ def extract_script(script: str) -> ScriptView:
                       capped, ignored)
 
 
-_SED_SUBST = re.compile(r"(?<![\w])s([|/#,@:!%])((?:\\.|(?!\1).)*)\1((?:\\.|(?!\1).)*)\1")
-_SED_ADDRESS = re.compile(r"(?:(?<=['\";])|^)/((?:\\.|[^/])+)/(?=\s*[dsicaI!]|,)")
+# A backslash escapes the character after it, as sed reads it; read either as an escape or as
+# itself, a run of backslashes could be split 2**n ways before the pattern failed.
+_SED_SUBST = re.compile(r"(?<![\w])s([|/#,@:!%])((?:\\.|(?!\1)[^\\\n])*)\1((?:\\.|(?!\1)[^\\\n])*)\1")
+_SED_ADDRESS = re.compile(r"(?:(?<=['\";])|^)/((?:\\.|[^/\\])+)/(?=\s*[dsicaI!]|,)")
 
 
 def _action_text(line: str) -> str:
@@ -1136,8 +1890,9 @@ def _writes_path(path: str, line: str) -> bool:
 
 
 _SERVICE_FORM = re.compile(r"\bservice\s+([\w@.-]+)\s+(start|stop|restart|reload|status|try-restart|condrestart)\b")
-_SYSTEMCTL_FORM = re.compile(r"\bsystemctl\s+((?:--?[\w-]+\s+)*)(start|stop|restart|reload|status|try-restart|enable|disable|mask)"
-                             r"\s+((?:--?[\w-]+\s+)*)([\w@.-]+)")
+# An option is a dash and a word: "--?[\w-]+" read "--now" two ways, 2**n to fail on n options.
+_SYSTEMCTL_FORM = re.compile(r"\bsystemctl\s+((?:-[\w-]+\s+)*)(start|stop|restart|reload|status|try-restart|enable|disable|mask)"
+                             r"\s+((?:-[\w-]+\s+)*)([\w@.-]+)")
 # The options of one command are looked for within 200 characters of its name: an unbounded lazy
 # scan made a line of many "install" words quadratic (a 200 KB script took minutes).
 _INSTALL_MODE = re.compile(r"\b(?:install|mkdir)\b[^;|&]{0,200}?\s(?:-m\s*|--mode=)(0?[0-7]{3,4})")
@@ -1195,6 +1950,22 @@ def _synonyms(line: str) -> str:
     return original if not extra else original + " ; " + " ; ".join(extra)
 
 
+def _spelled_lines(view: ScriptView, warned: bool) -> list[tuple[str, str]]:
+    """The lines items are matched against (what the lines do, for a warned item), each with its
+    other spellings (:func:`_synonyms`) and in lower case."""
+    if warned not in view._spelled:
+        view._spelled[warned] = [(spelled, spelled.lower()) for spelled in
+                                 map(_synonyms, view.actions if warned else view.lines)]
+    return view._spelled[warned]
+
+
+def _programs_run(view: ScriptView, warned: bool) -> list[set[str]]:
+    """The programs each of :func:`_spelled_lines` runs."""
+    if warned not in view._runs:
+        view._runs[warned] = [_command_names(low) for _, low in _spelled_lines(view, warned)]
+    return view._runs[warned]
+
+
 def _match(item: Item, view: ScriptView, warned: bool = False) -> float:
     """How fully the script's executable text shows the item, from 0 to 1.
 
@@ -1234,11 +2005,11 @@ def _match(item: Item, view: ScriptView, warned: bool = False) -> float:
         tokens = [t.removesuffix(".service") for t in tokens]
     head, rest = tokens[0], tokens[1:]
     best = 0.0
-    for line, check in zip(lines, view.checks, strict=True):
-        line = _synonyms(line)
-        low = line.lower()
+    spelled = _spelled_lines(view, warned)
+    runs = _programs_run(view, warned) if item.kind == "command" else None
+    for k, ((line, _), check) in enumerate(zip(spelled, view.checks, strict=True)):
         # A command counts where it runs (sshd -t), not where its name is an argument (reload sshd).
-        if not (head.lower() in _command_names(low) if item.kind == "command" else _has_token(head, line)):
+        if not (head.lower() in runs[k] if runs is not None else _has_token(head, line)):
             continue
         if not _subcommand_kept(tokens, line):
             continue
@@ -1350,10 +2121,19 @@ def _assigned(key: str, view: ScriptView) -> list[str]:
             continue
         for m in re.finditer(rf"(?:(?<![\w.$\\-])|(?<=\\[nt])){re.escape(key)}(?:\s*[=:]\s*|\s+)[\"']?([^\s\"',;|)\\]+)", line,
                              re.IGNORECASE):
-            value = re.sub(r"[/|#}]+[gI]*$", "", m.group(1)).rstrip(":")
+            value = _without_sed_flags(m.group(1)).rstrip(":")
             if value and not value.startswith("$") and _value_like(value):
                 values.append(value)
     return values
+
+
+def _without_sed_flags(value: str) -> str:
+    """A value without the end of the sed expression it stands in (``yes/g``, ``600|``): its last run
+    of ``/|#}`` and the flags after it. Cut by stripping from the end, where the pattern for it,
+    tried from each character of a long run of them, read the rest of the run every time."""
+    flags = len(value.rstrip("gI"))
+    delimiters = len(value[:flags].rstrip("/|#}"))
+    return value[:delimiters] if delimiters < flags else value
 
 
 def _same_value(a: str, b: str) -> bool:

@@ -294,9 +294,14 @@ _SPACE = rf"[\s{_IGNORED}]*"
 _WORD_RE = "|".join((_IGNORED + "*").join(word) for word in _WORDS)
 _OPENERS = f"<{_OPEN2}{_OPEN3}"
 _CLOSERS = f">{_CLOSE2}{_CLOSE3}"
-_LOOKALIKE_RE = re.compile(
-    rf"(?P<open>[{_OPENERS}](?:{_SPACE}[{_OPENERS}])*)(?P<open_gap>{_SPACE})(?P<open_word>{_WORD_RE})(?![a-z0-9_])"
-    rf"|(?<![a-z0-9_])(?P<close_word>{_WORD_RE})(?P<close_gap>{_SPACE})(?P<close>[{_CLOSERS}](?:{_SPACE}[{_CLOSERS}])*)"
+# An open look-alike is a run of opening brackets (spaces allowed between them) and the word after it;
+# a close look-alike the word and a run of closing brackets after it. The runs are found once each and
+# the word looked for at their end: one pattern tried from every bracket of a run re-read the rest of
+# the run each time, so a script of 32,000 "<" cost 32 s.
+_OPEN_RUN_RE = re.compile(rf"[{_OPENERS}](?:{_SPACE}[{_OPENERS}])*")
+_AFTER_OPEN_RE = re.compile(rf"(?P<open_gap>{_SPACE})(?P<open_word>{_WORD_RE})(?![a-z0-9_])")
+_CLOSE_RE = re.compile(
+    rf"(?<![a-z0-9_])(?P<close_word>{_WORD_RE})(?P<close_gap>{_SPACE})(?P<close>[{_CLOSERS}](?:{_SPACE}[{_CLOSERS}])*)"
 )
 _ANY_BRACKET_RE = re.compile(
     "[" + re.escape(_SINGLE_OPEN + _SINGLE_CLOSE + _DOUBLE_OPEN + _DOUBLE_CLOSE + _TRIPLE_OPEN + _TRIPLE_CLOSE)
@@ -369,20 +374,36 @@ def neutralise(text: str) -> str:
     skeleton = _skeleton(text)
     out: list[str] = []
     position = 0
-    for match in _LOOKALIKE_RE.finditer(skeleton):
-        if match.group("open") is not None:
-            word, side = match.group("open_word"), "open"
-            escaped = _brackets(match.group("open")) >= 3
-        else:
-            word, side = match.group("close_word"), "close"
-            count = _brackets(match.group("close"))
-            escaped = count >= 3 or (count == 2 and not match.group("close_gap").strip(_IGNORED))
+    for start, end, word, side, escaped in _lookalikes(skeleton):
+        # Left to right and never overlapping, an open before a close at the same place: each span is
+        # read once, as one pattern of the two alternatives would.
+        if start < position:
+            continue
+        position_before = position
+        position = end
         if escaped:
-            out.append(text[position : match.start()])
+            out.append(text[position_before:start])
             out.append(f"[escaped {word.replace(_IGNORED, '').upper()} {side}]")
-            position = match.end()
+        else:
+            out.append(text[position_before:end])
     out.append(text[position:])
     return "".join(out)
+
+
+def _lookalikes(skeleton: str) -> list[tuple[int, int, str, str, bool]]:
+    """Every open and close look-alike of a skeleton as (start, end, word, side, escaped), by start,
+    opens first; found in time linear in the skeleton's length."""
+    found: list[tuple[int, int, str, str, bool]] = []
+    for run in _OPEN_RUN_RE.finditer(skeleton):
+        after = _AFTER_OPEN_RE.match(skeleton, run.end())
+        if after is not None:
+            found.append((run.start(), after.end(), after.group("open_word"), "open", _brackets(run.group()) >= 3))
+    for match in _CLOSE_RE.finditer(skeleton):
+        count = _brackets(match.group("close"))
+        escaped = count >= 3 or (count == 2 and not match.group("close_gap").strip(_IGNORED))
+        found.append((match.start(), match.end(), match.group("close_word"), "close", escaped))
+    found.sort(key=lambda f: (f[0], f[3] != "open"))
+    return found
 
 
 def build_messages(prompt_text: str, tip: str, script: str) -> list[dict[str, str]]:

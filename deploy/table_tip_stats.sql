@@ -210,17 +210,18 @@ LANGUAGE plpgsql
 -- them (record_outcome 5.8 ms with the plan cache's choice, 4.4 ms forced generic; the plan cache
 -- also plans the first five calls of every session afresh).
 -- No sequential scans (see _tip_stats_apply): a generic plan made while a level was empty probes
--- it by scanning it.
+-- it by scanning it. Nor a scan on skill alone: the stored rows are read one key at a time, and
+-- the rows that go are deleted only when there are any (see _tip_stats_apply).
 SET plan_cache_mode = force_generic_plan
 SET jit = off
 SET enable_seqscan = off
 AS $$
 #variable_conflict use_column
 DECLARE
-    -- The attempts, once each. Every lookup below is by (skill, attempt_key) = ANY of them, which
-    -- the primary keys serve whatever the statistics: with the partitioned parents unanalysed
-    -- (autovacuum never analyses them) a join to a set of keys was planned as a scan of the skill's
-    -- every attempt row (199,500 at 1M retrievals) for one attempt's outcome.
+    -- The attempts, once each. Every lookup below is by (skill, attempt_key) of them: with the
+    -- partitioned parents unanalysed (autovacuum never analyses them) a join to a set of keys was
+    -- planned as a scan of the skill's every attempt row (199,500 at 1M retrievals) for one
+    -- attempt's outcome.
     keys bigint[] := ARRAY(SELECT DISTINCT u.key FROM unnest(_rule_stats_apply.attempt_keys) AS u (key)
                             WHERE u.key IS NOT NULL);
 BEGIN
@@ -236,19 +237,26 @@ BEGIN
        FROM (SELECT DISTINCT ((u.key % 256 + 256) % 256)::integer AS slot FROM unnest(keys) AS u (key) ORDER BY 1) AS k;
 
     WITH fresh AS (
-        SELECT a.attempt_key, min(a.rule_id) AS rule_id, count(*) AS units, sum(a.outcome_sum / a.scored) AS outcome_sum,
-               bool_or(a.harmful) AS harmful
-          FROM ctxgraph.tip_attempt_stats AS a
-         WHERE a.skill = _rule_stats_apply.skill AND a.attempt_key = ANY (keys)
-         GROUP BY a.attempt_key
+        SELECT k.key AS attempt_key, a.rule_id, a.units, a.outcome_sum, a.harmful
+          FROM unnest(keys) AS k (key)
+         CROSS JOIN LATERAL (SELECT min(a.rule_id) AS rule_id, count(*) AS units,
+                                    sum(a.outcome_sum / a.scored) AS outcome_sum, bool_or(a.harmful) AS harmful
+                               FROM ctxgraph.tip_attempt_stats AS a
+                              WHERE a.skill = _rule_stats_apply.skill AND a.attempt_key = k.key) AS a
+         WHERE a.units > 0
     ),
     stored AS (
-        SELECT r.* FROM ctxgraph.rule_attempt_stats AS r
-         WHERE r.skill = _rule_stats_apply.skill AND r.attempt_key = ANY (keys)
+        SELECT r.* FROM unnest(keys) AS k (key)
+         CROSS JOIN LATERAL (SELECT r.* FROM ctxgraph.rule_attempt_stats AS r
+                              WHERE r.skill = _rule_stats_apply.skill AND r.attempt_key = k.key OFFSET 0) AS r
     ),
+    -- An attempt left without pairs (rare: its rows deleted or moved): the first condition, which
+    -- names no row of the table, decides once whether the table is read at all.
     gone AS (
         DELETE FROM ctxgraph.rule_attempt_stats AS r
-         WHERE r.skill = _rule_stats_apply.skill AND r.attempt_key = ANY (keys)
+         WHERE EXISTS (SELECT 1 FROM stored AS o
+                        WHERE NOT EXISTS (SELECT 1 FROM fresh AS f WHERE f.attempt_key = o.attempt_key))
+           AND r.skill = _rule_stats_apply.skill AND r.attempt_key = ANY (keys)
            AND NOT EXISTS (SELECT 1 FROM fresh AS f WHERE f.attempt_key = r.attempt_key)
     ),
     kept AS (
@@ -291,6 +299,13 @@ COMMENT ON FUNCTION ctxgraph._rule_stats_apply(text, bigint[]) IS
 -- never named the tip). A tip that has a stats row is not locked here: its deleter holds the stats
 -- row before the tip (it deletes the tip's log rows first), so the lock below waits for it in the
 -- same order, and skips the row once the delete commits.
+--
+-- Each tip is one probe by key, in tip order (a nested loop over the sorted ids, each probe a
+-- subquery of its own). As "tip_id = ANY (ids)", the generic plan made on a new skill's empty
+-- levels read the skill's every stats row for each call, through the index on skill alone: with
+-- no statistics "skill = $1" looks as selective as a key, and that path is one index descent where
+-- the array's is ten. In one transaction that read grows with every version of every stats row the
+-- transaction wrote (a per-call load of 3,000 attempts: 6 ms of each attempt's 59).
 CREATE FUNCTION ctxgraph._tip_stats_lock(skill text, tip_ids bigint[])
 RETURNS void
 LANGUAGE plpgsql
@@ -302,16 +317,21 @@ AS $$
 #variable_conflict use_column
 BEGIN
     INSERT INTO ctxgraph.tip_stats AS s (skill, tip_id)
-    SELECT t.skill, t.id FROM ctxgraph.tips AS t
-     WHERE t.skill = _tip_stats_lock.skill AND t.id = ANY (_tip_stats_lock.tip_ids)
-       AND NOT EXISTS (SELECT 1 FROM ctxgraph.tip_stats AS e WHERE e.skill = t.skill AND e.tip_id = t.id)
-     ORDER BY t.id
-       FOR KEY SHARE OF t
+    SELECT _tip_stats_lock.skill, t.id
+      FROM (SELECT DISTINCT u.id FROM unnest(_tip_stats_lock.tip_ids) AS u (id) WHERE u.id IS NOT NULL ORDER BY u.id)
+           AS u
+     CROSS JOIN LATERAL (SELECT t.id FROM ctxgraph.tips AS t
+                          WHERE t.skill = _tip_stats_lock.skill AND t.id = u.id
+                            AND NOT EXISTS (SELECT 1 FROM ctxgraph.tip_stats AS e
+                                             WHERE e.skill = _tip_stats_lock.skill AND e.tip_id = u.id OFFSET 0)
+                            FOR KEY SHARE OF t) AS t
     ON CONFLICT (skill, tip_id) DO NOTHING;
-    PERFORM 1 FROM ctxgraph.tip_stats AS s
-     WHERE s.skill = _tip_stats_lock.skill AND s.tip_id = ANY (_tip_stats_lock.tip_ids)
-     ORDER BY s.tip_id
-       FOR UPDATE;
+    PERFORM 1
+       FROM (SELECT DISTINCT u.id FROM unnest(_tip_stats_lock.tip_ids) AS u (id) WHERE u.id IS NOT NULL ORDER BY u.id)
+            AS u
+      CROSS JOIN LATERAL (SELECT 1 FROM ctxgraph.tip_stats AS s
+                           WHERE s.skill = _tip_stats_lock.skill AND s.tip_id = u.id
+                             FOR UPDATE OF s) AS s;
 END
 $$;
 
@@ -336,8 +356,19 @@ LANGUAGE plpgsql
 -- again, and a plan made while a level was empty (a new skill, a fresh load) probes each key by
 -- scanning that level, which costs nothing then and the level's size per key once it fills (in
 -- a session that planned on a new skill's empty levels, 24,665 rows took 11.3 s against 2.0 s now).
--- Every lookup here has an index on its key; with sequential scans priced out the plan takes it
--- whatever the statistics said when it was made.
+-- Pricing out sequential scans is not enough: every index leads with skill, and with no statistics
+-- "skill = $1" looks as selective as a key, so a lookup of "key = ANY (array)" (ten index descents
+-- to the planner) lost to one descent on skill alone with the key as a filter, which reads the
+-- skill's whole partition. Planned on a fresh database, that read everything the session had
+-- written so far on every call (a per-call load of 3,000 attempts: 4.3 ms per attempt at 250, 59
+-- ms at 3,000). So the levels are read one key at a time (LATERAL subqueries, OFFSET 0 where the
+-- planner would flatten them) and their rows are moved by upserts, whose conflict check finds each
+-- row through the primary key whatever the plan. A level with one index then leaves the planner
+-- nothing else to pick; the pairs, read by attempt, take the attempt index once the lookup is an
+-- equality (tests/pgtap/31-per-call-levels.sql plans on empty levels). The log and the attempts,
+-- read through scored_retrievals, have several indexes led by skill, and no way of writing the
+-- lookup keeps a plan made on an empty log off the wrong one: a session that writes a long load
+-- plans again as the load grows (the per-call loader does).
 SET plan_cache_mode = force_generic_plan
 SET jit = off
 SET enable_seqscan = off
@@ -354,25 +385,30 @@ BEGIN
     PERFORM ctxgraph._tip_stats_lock(_tip_stats_apply.skill, _tip_stats_apply.tip_ids);
 
     -- 2a. Rows without an outcome only (logging, linking): no pair, attempt or rule can move;
-    --     the retrieval count and the latest retrieval are all there is to keep.
+    --     the retrieval count and the latest retrieval are all there is to keep. Each tip's stats
+    --     row is read by key (a tip without one is gone, and left out) and moved by an upsert that
+    --     always finds it (see above).
     IF array_remove(_tip_stats_apply.attempt_keys, NULL) = '{}' THEN
-        UPDATE ctxgraph.tip_stats AS s
-           SET retrievals = s.retrievals + r.retrievals,
-               evidence_version = s.evidence_version + 1,
-               last_retrieved_at = CASE
-                   WHEN r.latest_removed >= s.last_retrieved_at
-                       THEN (SELECT max(l.retrieved_at) FROM ctxgraph.tip_retrievals AS l
-                              WHERE l.skill = s.skill AND l.tip_id = s.tip_id)
-                   ELSE greatest(s.last_retrieved_at, r.latest_added)
-               END,
-               refreshed_at = now()
+        INSERT INTO ctxgraph.tip_stats AS s (skill, tip_id, retrievals, last_retrieved_at)
+        SELECT _tip_stats_apply.skill, r.tip_id, r.retrievals,
+               CASE WHEN r.latest_removed >= o.last_retrieved_at
+                        THEN (SELECT max(l.retrieved_at) FROM ctxgraph.tip_retrievals AS l
+                               WHERE l.skill = _tip_stats_apply.skill AND l.tip_id = r.tip_id)
+                    ELSE greatest(o.last_retrieved_at, r.latest_added)
+               END
           FROM (SELECT c.tip_id, sum(c.sign) AS retrievals,
                        max(c.retrieved_at) FILTER (WHERE c.sign > 0) AS latest_added,
                        max(c.retrieved_at) FILTER (WHERE c.removal) AS latest_removed
                   FROM unnest(_tip_stats_apply.tip_ids, _tip_stats_apply.signs, _tip_stats_apply.retrieved_ats,
                               _tip_stats_apply.removals) AS c (tip_id, sign, retrieved_at, removal)
                  GROUP BY c.tip_id) AS r
-         WHERE s.skill = _tip_stats_apply.skill AND s.tip_id = r.tip_id;
+         CROSS JOIN LATERAL (SELECT o.last_retrieved_at FROM ctxgraph.tip_stats AS o
+                              WHERE o.skill = _tip_stats_apply.skill AND o.tip_id = r.tip_id OFFSET 0) AS o
+        ON CONFLICT (skill, tip_id) DO UPDATE
+           SET retrievals = s.retrievals + excluded.retrievals,
+               evidence_version = s.evidence_version + 1,
+               last_retrieved_at = excluded.last_retrieved_at,
+               refreshed_at = now();
         GET DIAGNOSTICS moved = ROW_COUNT;
         RETURN moved;
     END IF;
@@ -444,14 +480,21 @@ BEGIN
                                s.follow_weight, s.followed, s.harmful, s.retrieved_at, NULL, NULL, NULL, NULL, NULL,
                                NULL, NULL, NULL, NULL, NULL, false
                           FROM ctxgraph.scored_retrievals AS s
-                         WHERE s.skill = _tip_stats_apply.skill AND s.retrieval_id = ANY (unlinked_ids)
+                         -- Read only when there are such rows: planned as a scan of the index
+                         -- range of rows without an attempt, every call read every row not yet
+                         -- linked and every version of a row from before its link that the index
+                         -- still held (in one transaction, all of them).
+                         WHERE cardinality(unlinked_ids) > 0
+                           AND s.skill = _tip_stats_apply.skill AND s.retrieval_id = ANY (unlinked_ids)
                            AND s.attempt_id IS NULL
                         UNION ALL
                         SELECT a.tip_id, a.attempt_key, false, true, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
                                a.rule_id, a.run_id, a.scored, a.outcome_sum, a.weighted_sum, a.weight_sum,
                                a.follow_known, a.followed, a.harm, a.harmful, false
-                          FROM ctxgraph.tip_attempt_stats AS a
-                         WHERE a.skill = _tip_stats_apply.skill AND a.attempt_key = ANY (pair_keys)
+                          FROM unnest(pair_keys) AS k (key)
+                         CROSS JOIN LATERAL (SELECT a.* FROM ctxgraph.tip_attempt_stats AS a
+                                              WHERE a.skill = _tip_stats_apply.skill AND a.attempt_key = k.key
+                                             OFFSET 0) AS a
                         UNION ALL
                         SELECT t.id, NULL, false, false, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL,
                                NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, true
@@ -478,18 +521,24 @@ BEGIN
          WHERE a.skill = _tip_stats_apply.skill AND a.tip_id = f.tip_id AND a.attempt_key = f.attempt_key
            AND f.scored = 0
     ),
-    -- The pairs that stay: a stored one updated in place, a new one inserted. Which is which is
-    -- known (a pair is written only under its tip's lock, held here), so neither pays for the
-    -- arbiter probe and speculative insertion of an upsert: a bulk load's pairs are all new.
+    -- The pairs that stay: a stored one replaced, a new one inserted. Which is which is known (a
+    -- pair is written only under its tip's lock, held here): a stored pair goes through an upsert
+    -- that always finds it by primary key, and a new one is inserted without the arbiter probe
+    -- and speculative insertion of an upsert (a bulk load's pairs are all new).
     kept AS (
-        UPDATE ctxgraph.tip_attempt_stats AS a
+        INSERT INTO ctxgraph.tip_attempt_stats AS a (skill, tip_id, attempt_key, rule_id, run_id, scored, outcome_sum,
+                                                     weighted_sum, weight_sum, follow_known, followed, harm, harmful,
+                                                     retrieved_max)
+        SELECT _tip_stats_apply.skill, f.tip_id, f.attempt_key, f.rule_id, f.run_id, f.scored, f.outcome_sum,
+               f.weighted_sum, f.weight_sum, f.follow_known, f.followed, f.harm, f.harmful, f.retrieved_max
+          FROM fresh AS f
+         WHERE f.stored AND f.scored > 0
+        ON CONFLICT (skill, tip_id, attempt_key) DO UPDATE
            SET (rule_id, run_id, scored, outcome_sum, weighted_sum, weight_sum, follow_known, followed, harm, harmful,
                 retrieved_max)
-             = (f.rule_id, f.run_id, f.scored, f.outcome_sum, f.weighted_sum, f.weight_sum, f.follow_known, f.followed,
-                f.harm, f.harmful, f.retrieved_max)
-          FROM fresh AS f
-         WHERE a.skill = _tip_stats_apply.skill AND a.tip_id = f.tip_id AND a.attempt_key = f.attempt_key
-           AND f.stored AND f.scored > 0
+             = (excluded.rule_id, excluded.run_id, excluded.scored, excluded.outcome_sum, excluded.weighted_sum,
+                excluded.weight_sum, excluded.follow_known, excluded.followed, excluded.harm, excluded.harmful,
+                excluded.retrieved_max)
     ),
     added AS (
         INSERT INTO ctxgraph.tip_attempt_stats (skill, tip_id, attempt_key, rule_id, run_id, scored, outcome_sum,
@@ -535,14 +584,16 @@ BEGIN
          USING rule_state AS r
          WHERE s.skill = _tip_stats_apply.skill AND s.tip_id = r.tip_id AND s.rule_id = r.rule_id AND r.units = 0
     ),
-    -- As the pairs: a (tip, rule) or (tip, run) row held before (before_units > 0) is updated, a new
-    -- one inserted; both are written only under the tip's lock.
+    -- As the pairs: a (tip, rule) or (tip, run) row held before (before_units > 0) is replaced by an
+    -- upsert that always finds it, a new one inserted; both are written only under the tip's lock.
     rule_kept AS (
-        UPDATE ctxgraph.tip_rule_stats AS s
-           SET (units, followed_n, followed_sum, harm_n) = (r.units, r.followed_n, r.followed_sum, r.harm_n)
+        INSERT INTO ctxgraph.tip_rule_stats AS s (skill, tip_id, rule_id, units, followed_n, followed_sum, harm_n)
+        SELECT _tip_stats_apply.skill, r.tip_id, r.rule_id, r.units, r.followed_n, r.followed_sum, r.harm_n
           FROM rule_state AS r
-         WHERE s.skill = _tip_stats_apply.skill AND s.tip_id = r.tip_id AND s.rule_id = r.rule_id
-           AND r.before_units > 0 AND r.units > 0
+         WHERE r.before_units > 0 AND r.units > 0
+        ON CONFLICT (skill, tip_id, rule_id) DO UPDATE
+           SET (units, followed_n, followed_sum, harm_n)
+             = (excluded.units, excluded.followed_n, excluded.followed_sum, excluded.harm_n)
     ),
     rule_added AS (
         INSERT INTO ctxgraph.tip_rule_stats (skill, tip_id, rule_id, units, followed_n, followed_sum, harm_n)
@@ -564,11 +615,10 @@ BEGIN
          WHERE s.skill = _tip_stats_apply.skill AND s.tip_id = r.tip_id AND s.run_id = r.run_id AND r.units = 0
     ),
     run_kept AS (
-        UPDATE ctxgraph.tip_run_stats AS s
-           SET units = r.units
-          FROM run_state AS r
-         WHERE s.skill = _tip_stats_apply.skill AND s.tip_id = r.tip_id AND s.run_id = r.run_id
-           AND r.before_units > 0 AND r.units > 0
+        INSERT INTO ctxgraph.tip_run_stats AS s (skill, tip_id, run_id, units)
+        SELECT _tip_stats_apply.skill, r.tip_id, r.run_id, r.units FROM run_state AS r
+         WHERE r.before_units > 0 AND r.units > 0
+        ON CONFLICT (skill, tip_id, run_id) DO UPDATE SET units = excluded.units
     ),
     run_added AS (
         INSERT INTO ctxgraph.tip_run_stats (skill, tip_id, run_id, units)
@@ -630,27 +680,35 @@ BEGIN
                      follow_known, followed, harm, runs)
          GROUP BY x.tip_id
     ),
+    -- Each tip's stats row read by key (a tip without one is gone, and left out) and moved by an
+    -- upsert that always finds it. As an UPDATE joined to tip_delta, the plan hashed the skill's
+    -- every stats row, and every version of them the transaction had written, for each call.
     tips_moved AS (
-        UPDATE ctxgraph.tip_stats AS s
-           SET retrievals = s.retrievals + r.retrievals,
-               attempts = s.attempts + r.attempts,
-               scored = s.scored + r.scored,
-               outcome_sum = s.outcome_sum + r.outcome_sum,
-               weighted_sum = s.weighted_sum + r.weighted_sum,
-               follow_known = s.follow_known + r.follow_known,
-               followed = s.followed + r.followed,
-               harm = s.harm + r.harm,
-               runs = s.runs + r.runs,
-               evidence_version = s.evidence_version + 1,
-               last_retrieved_at = CASE
-                   WHEN r.latest_removed >= s.last_retrieved_at
-                       THEN (SELECT max(l.retrieved_at) FROM ctxgraph.tip_retrievals AS l
-                              WHERE l.skill = s.skill AND l.tip_id = s.tip_id)
-                   ELSE greatest(s.last_retrieved_at, r.latest_added)
-               END,
-               refreshed_at = now()
+        INSERT INTO ctxgraph.tip_stats AS s (skill, tip_id, retrievals, attempts, scored, outcome_sum, weighted_sum,
+                                             follow_known, followed, harm, runs, last_retrieved_at)
+        SELECT _tip_stats_apply.skill, r.tip_id, r.retrievals, r.attempts, r.scored, r.outcome_sum, r.weighted_sum,
+               r.follow_known, r.followed, r.harm, r.runs,
+               CASE WHEN r.latest_removed >= o.last_retrieved_at
+                        THEN (SELECT max(l.retrieved_at) FROM ctxgraph.tip_retrievals AS l
+                               WHERE l.skill = _tip_stats_apply.skill AND l.tip_id = r.tip_id)
+                    ELSE greatest(o.last_retrieved_at, r.latest_added)
+               END
           FROM tip_delta AS r
-         WHERE s.skill = _tip_stats_apply.skill AND s.tip_id = r.tip_id
+         CROSS JOIN LATERAL (SELECT o.last_retrieved_at FROM ctxgraph.tip_stats AS o
+                              WHERE o.skill = _tip_stats_apply.skill AND o.tip_id = r.tip_id OFFSET 0) AS o
+        ON CONFLICT (skill, tip_id) DO UPDATE
+           SET retrievals = s.retrievals + excluded.retrievals,
+               attempts = s.attempts + excluded.attempts,
+               scored = s.scored + excluded.scored,
+               outcome_sum = s.outcome_sum + excluded.outcome_sum,
+               weighted_sum = s.weighted_sum + excluded.weighted_sum,
+               follow_known = s.follow_known + excluded.follow_known,
+               followed = s.followed + excluded.followed,
+               harm = s.harm + excluded.harm,
+               runs = s.runs + excluded.runs,
+               evidence_version = s.evidence_version + 1,
+               last_retrieved_at = excluded.last_retrieved_at,
+               refreshed_at = now()
         RETURNING 1
     )
     SELECT (SELECT count(*) FROM tips_moved), ARRAY(SELECT m.attempt_key FROM rule_moved AS m)
@@ -1096,24 +1154,37 @@ BEGIN
 END
 $$;
 
--- A changed failure mode changes harm in every pair of that attempt: recompute those pairs.
+-- A changed failure mode changes harm in every pair of that attempt: recompute those pairs. Only
+-- the log rows of an attempt that has scored rows (a row of rule_attempt_stats, read by its only
+-- key) are read, one attempt at a time. As a join of the changed attempts to the log, the plan a
+-- session made on an empty log scanned the whole log for every outcome recorded (record_outcome
+-- sets its attempt's result before its rows' outcomes, so there is nothing to read then).
 CREATE OR REPLACE FUNCTION ctxgraph._tip_stats_after_attempts_update()
 RETURNS trigger
 LANGUAGE plpgsql
 SECURITY DEFINER
 SET search_path = pg_catalog, ctxgraph, pg_temp
+SET enable_seqscan = off
 AS $$
 DECLARE
     batch record;
 BEGIN
     FOR batch IN
+        WITH changed AS MATERIALIZED (
+            SELECT n.skill, n.id
+              FROM old_rows AS o
+              JOIN new_rows AS n ON n.skill = o.skill AND n.id = o.id
+             WHERE o.failure_mode IS DISTINCT FROM n.failure_mode
+               AND EXISTS (SELECT 1 FROM ctxgraph.rule_attempt_stats AS a
+                            WHERE a.skill = n.skill AND a.attempt_key = n.id OFFSET 0)
+        )
         SELECT r.skill, array_agg(r.tip_id) AS tip_ids, array_agg(r.attempt_id) AS attempt_keys,
                array_agg(0) AS signs, array_agg(NULL::timestamptz) AS retrieved_ats, array_agg(false) AS removals
-          FROM (SELECT DISTINCT r.skill, r.tip_id, r.attempt_id
-                  FROM old_rows AS o
-                  JOIN new_rows AS n ON n.skill = o.skill AND n.id = o.id
-                  JOIN ctxgraph.tip_retrievals AS r ON r.skill = n.skill AND r.attempt_id = n.id
-                 WHERE o.failure_mode IS DISTINCT FROM n.failure_mode AND r.outcome_value IS NOT NULL) AS r
+          FROM (SELECT DISTINCT c.skill, r.tip_id, c.id AS attempt_id
+                  FROM changed AS c
+                 CROSS JOIN LATERAL (SELECT r.tip_id FROM ctxgraph.tip_retrievals AS r
+                                      WHERE r.skill = c.skill AND r.attempt_id = c.id AND r.outcome_value IS NOT NULL
+                                     OFFSET 0) AS r) AS r
          GROUP BY r.skill ORDER BY r.skill
     LOOP
         PERFORM ctxgraph._tip_stats_apply(batch.skill, batch.tip_ids, batch.attempt_keys, batch.signs,

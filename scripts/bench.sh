@@ -22,6 +22,11 @@
 #      the read's p50/p99 under load beside its idle p50, errors, deadlocks, rows left unscored,
 #      questions asked twice, and the aggregates against a from-scratch computation. About 3 to 4
 #      minutes, the effects refit that ends each scoring pass a large part of it.
+#   6. `ctxgraph load --per-call` on a fresh database (bench/per_call_growth.py): 3,000 attempts of 5
+#      tips out of 2,000 replayed through the per-call loader, in one transaction and as files of
+#      250 attempts (each a transaction), each on a database deployed for it; the median cost of an
+#      attempt at 250, 1,000 and 3,000 attempts, in ms and in shared buffers, and their ratios to
+#      the first (near 1: the cost does not grow with what the load already wrote).
 # Every database is dropped on every exit. About 14 minutes on 2 cores (815, 852 and 879 s in three
 # runs), under 4 of them part 1
 # (docs/benchmarks.md, "The default make bench").
@@ -39,6 +44,7 @@
 #                                (@v0.5.0; empty: no baseline line) the change the "before" line deploys to
 #   BENCH_FOLLOW_SIGNAL=0        skip part 4 (the follow signal's AUCs and the demo's judge cascade)
 #   BENCH_LOAD_RUN=0             skip part 5; BENCH_LOAD_RUN_SECONDS (60), BENCH_LOAD_RUN_RUNS (4) its history
+#   BENCH_PER_CALL_GROWTH=0      skip part 6
 #   BENCH_OUT=DIR                keep results.json, the plans and scoring_pass.txt in DIR
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -64,6 +70,7 @@ suffix="$$_$(date +%s)"
 bench_db="ctxgraph_bench_$suffix"
 pass_db="ctxgraph_bench_pass_$suffix"
 load_db="ctxgraph_bench_load_$suffix"
+growth_db="ctxgraph_bench_growth_$suffix"
 out=${BENCH_OUT:-}
 own_out=0
 if [ -z "$out" ]; then out=$(mktemp -d); own_out=1; fi
@@ -72,6 +79,7 @@ cleanup() {
   drop_database "$bench_db"
   drop_database "$pass_db"
   drop_database "$load_db"
+  drop_database "$growth_db"
   if [ "$own_out" -eq 1 ]; then rm -rf "$out"; fi
 }
 trap cleanup EXIT
@@ -138,6 +146,21 @@ if [ "${BENCH_LOAD_RUN:-1}" != "0" ]; then
   say "load run measured; $load_db dropped"
 fi
 
+# Part 6: the per-call load on a fresh database, in one transaction and as files of 250 attempts.
+growth_status=0
+if [ "${BENCH_PER_CALL_GROWTH:-1}" != "0" ]; then
+  : >"$out/per_call_growth.txt"
+  for every in 0 250; do
+    create_database "$growth_db"
+    ( export PGDATABASE="$growth_db"
+      sqitch deploy --quiet >/dev/null
+      .venv/bin/python bench/per_call_growth.py --commit-every "$every" --json "$out/per_call_growth_$every.json" ) \
+      >>"$out/per_call_growth.txt" 2>&1 || growth_status=$?
+    drop_database "$growth_db"
+  done
+  say "per-call load measured; $growth_db dropped"
+fi
+
 printf '\n== EXPLAIN (ANALYZE, BUFFERS) of the ranker read (50 candidate tips)\n\n'
 cat "$out/plan.txt"
 if [ "$scoring_pass" != "0" ]; then
@@ -162,8 +185,14 @@ if [ "${BENCH_LOAD_RUN:-1}" != "0" ]; then
   cat "$out/load_run.txt"
   if [ "$load_run_status" -ne 0 ]; then printf 'bench: the load run failed or found a fault (exit %s)\n' "$load_run_status"; fi
 fi
+if [ "${BENCH_PER_CALL_GROWTH:-1}" != "0" ]; then
+  printf '\n== ctxgraph load --per-call on a fresh database (bench/per_call_growth.py)\n\n'
+  cat "$out/per_call_growth.txt"
+  if [ "$growth_status" -ne 0 ]; then printf 'bench: the per-call load failed (exit %s)\n' "$growth_status"; fi
+fi
 if [ "$own_out" -eq 0 ]; then printf '\nresults kept in %s\n' "$out"; fi
 if [ "$pass_status" -ne 0 ]; then exit "$pass_status"; fi
 if [ "$follow_signal_status" -ne 0 ]; then exit "$follow_signal_status"; fi
 if [ "$load_run_status" -ne 0 ]; then exit "$load_run_status"; fi
+if [ "$growth_status" -ne 0 ]; then exit "$growth_status"; fi
 exit "$simulate_status"

@@ -599,6 +599,26 @@ class Store:
             ).fetchone()
         return int(row[0])
 
+    def replan(self) -> None:
+        """Drop this session's cached plans (DISCARD PLANS): every statement is planned again, on the
+        tables as they are now, the next time it runs."""
+        self.conn.execute("DISCARD PLANS")
+
+    def analyze_recorded_empty(self, skill: str) -> list[str]:
+        """ANALYZE the skill's tables whose statistics record no rows over pages that exist, among
+        those this role may analyse (it owns them); return their names. Inside a transaction,
+        ANALYZE counts the transaction's own rows, which no other analyse or vacuum sees."""
+        tables = self.conn.execute(
+            "SELECT n.nspname, c.relname FROM pg_catalog.pg_class AS c"
+            "  JOIN pg_catalog.pg_namespace AS n ON n.oid = c.relnamespace"
+            " WHERE n.nspname = %s AND c.relkind = 'r' AND c.reltuples = 0 AND c.relpages > 0"
+            "   AND pg_catalog.pg_has_role(c.relowner, 'USAGE')"
+            " ORDER BY c.relname", (skill,)).fetchall()
+        if tables:
+            self.conn.execute(sql.SQL("ANALYZE {}").format(
+                sql.SQL(", ").join(sql.Identifier(schema, name) for schema, name in tables)))
+        return [f"{schema}.{name}" for schema, name in tables]
+
     def set_run_ended(self, skill: str, run_id: str, ended_at: datetime) -> int:
         """Set a run's end (the log's run_end line); return rows updated (0 for a run never started)."""
         return self.conn.execute("UPDATE ctxgraph.runs SET ended_at = %s WHERE skill = %s AND id = %s",

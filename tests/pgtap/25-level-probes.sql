@@ -13,11 +13,7 @@ SELECT lives_ok($$SELECT ctxgraph.add_skill('probes', 'binary', 'Level probes te
 
 -- The probes skill's partitions of the given tables, and ANALYZE of them.
 CREATE FUNCTION pg_temp.probe_partitions(parents regclass[]) RETURNS SETOF regclass LANGUAGE sql AS $$
-    SELECT c.oid::regclass
-      FROM pg_inherits AS i
-      JOIN pg_class AS c ON c.oid = i.inhrelid
-     WHERE i.inhparent = ANY (parents)
-       AND pg_catalog.pg_get_expr(c.relpartbound, c.oid) LIKE '%''probes''%'
+    SELECT tests.skill_partitions('probes', parents)
 $$;
 CREATE FUNCTION pg_temp.analyze_probe_partitions(parents regclass[]) RETURNS void LANGUAGE plpgsql AS $$
 DECLARE l regclass;

@@ -15,11 +15,7 @@ SELECT lives_ok($$SELECT ctxgraph.add_skill('flatload', 'graded', 'Per-call leve
 
 -- The flatload skill's partitions of the given tables.
 CREATE FUNCTION pg_temp.flat_partitions(parents regclass[]) RETURNS SETOF regclass LANGUAGE sql AS $$
-    SELECT c.oid::regclass
-      FROM pg_inherits AS i
-      JOIN pg_class AS c ON c.oid = i.inhrelid
-     WHERE i.inhparent = ANY (parents)
-       AND pg_catalog.pg_get_expr(c.relpartbound, c.oid) LIKE '%''flatload''%'
+    SELECT tests.skill_partitions('flatload', parents)
 $$;
 CREATE TEMP TABLE flat_levels AS
 SELECT pg_temp.flat_partitions(ARRAY['ctxgraph.tip_stats', 'ctxgraph.tip_attempt_stats', 'ctxgraph.tip_rule_stats',

@@ -7,7 +7,7 @@
 -- against the catalog; then real attempts with SET LOCAL ROLE. Needs pgTAP, the fixtures of
 -- tests/fixtures/factories.sql, and a superuser (or CREATEROLE) session.
 BEGIN;
-SELECT plan(779);
+SELECT plan(799);
 
 CREATE ROLE ctxgraph_roles_probe NOLOGIN;
 -- ---------------------------------------------------------------------------------------------
@@ -174,7 +174,11 @@ SELECT set_eq(
                  ('function', 'ctxgraph.unexpose_skill_view(text)'),
                  ('function', 'ctxgraph.refresh_tip_stats(text, bigint[])'),
                  ('function', 'ctxgraph.refresh_tip_effects(text, timestamp with time zone)'),
-                 ('function', 'ctxgraph.ensure_tip_effects(text, timestamp with time zone)')$$,
+                 ('function', 'ctxgraph.ensure_tip_effects(text, timestamp with time zone)'),
+                 ('function', 'ctxgraph.fit_snapshot(text)'),
+                 ('function', 'ctxgraph.fit_evidence(text, timestamp with time zone)'),
+                 ('function', 'ctxgraph.tip_fit_staging()'),
+                 ('function', 'ctxgraph.write_tip_fit(text, timestamp with time zone, numeric, jsonb, jsonb)')$$,
     'the catalog''s relations and functions in ctxgraph, stig and cve are exactly the role matrix''s rows');
 
 -- ---------------------------------------------------------------------------------------------
@@ -1975,7 +1979,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
           'column grants on cve.scoring_null_reasons: none');
 
 -- ---------------------------------------------------------------------------------------------
--- Functions (265): EXECUTE for each role, both ways; PUBLIC never.
+-- Functions (285): EXECUTE for each role, both ways; PUBLIC never.
 -- ---------------------------------------------------------------------------------------------
 SELECT function_privs_are('ctxgraph', 'save_attempt', ARRAY['text', 'text', 'text', 'integer', 'text', 'timestamp with time zone', 'timestamp with time zone']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
@@ -2772,6 +2776,66 @@ SELECT function_privs_are('ctxgraph', 'ensure_tip_effects', ARRAY['text', 'times
 SELECT function_privs_are('ctxgraph', 'ensure_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
                           'ctxgraph_roles_probe', '{}'::name[],
                           'PUBLIC (a role with no grants) may not execute ctxgraph.ensure_tip_effects(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'fit_snapshot', ARRAY['text']::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph.fit_snapshot(text)');
+SELECT function_privs_are('ctxgraph', 'fit_snapshot', ARRAY['text']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.fit_snapshot(text)');
+SELECT function_privs_are('ctxgraph', 'fit_snapshot', ARRAY['text']::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph.fit_snapshot(text)');
+SELECT function_privs_are('ctxgraph', 'fit_snapshot', ARRAY['text']::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph.fit_snapshot(text)');
+SELECT function_privs_are('ctxgraph', 'fit_snapshot', ARRAY['text']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.fit_snapshot(text)');
+SELECT function_privs_are('ctxgraph', 'fit_evidence', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph.fit_evidence(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'fit_evidence', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.fit_evidence(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'fit_evidence', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph.fit_evidence(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'fit_evidence', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph.fit_evidence(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'fit_evidence', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.fit_evidence(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'tip_fit_staging', '{}'::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph.tip_fit_staging()');
+SELECT function_privs_are('ctxgraph', 'tip_fit_staging', '{}'::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.tip_fit_staging()');
+SELECT function_privs_are('ctxgraph', 'tip_fit_staging', '{}'::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph.tip_fit_staging()');
+SELECT function_privs_are('ctxgraph', 'tip_fit_staging', '{}'::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph.tip_fit_staging()');
+SELECT function_privs_are('ctxgraph', 'tip_fit_staging', '{}'::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.tip_fit_staging()');
+SELECT function_privs_are('ctxgraph', 'write_tip_fit', ARRAY['text', 'timestamp with time zone', 'numeric', 'jsonb', 'jsonb']::name[],
+                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_writer may execute ctxgraph.write_tip_fit(text, timestamp with time zone, numeric, jsonb, jsonb)');
+SELECT function_privs_are('ctxgraph', 'write_tip_fit', ARRAY['text', 'timestamp with time zone', 'numeric', 'jsonb', 'jsonb']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.write_tip_fit(text, timestamp with time zone, numeric, jsonb, jsonb)');
+SELECT function_privs_are('ctxgraph', 'write_tip_fit', ARRAY['text', 'timestamp with time zone', 'numeric', 'jsonb', 'jsonb']::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph.write_tip_fit(text, timestamp with time zone, numeric, jsonb, jsonb)');
+SELECT function_privs_are('ctxgraph', 'write_tip_fit', ARRAY['text', 'timestamp with time zone', 'numeric', 'jsonb', 'jsonb']::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph.write_tip_fit(text, timestamp with time zone, numeric, jsonb, jsonb)');
+SELECT function_privs_are('ctxgraph', 'write_tip_fit', ARRAY['text', 'timestamp with time zone', 'numeric', 'jsonb', 'jsonb']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.write_tip_fit(text, timestamp with time zone, numeric, jsonb, jsonb)');
 
 -- ---------------------------------------------------------------------------------------------
 -- Private helpers (5): the ctxgraph._* row, expanded from the catalog at

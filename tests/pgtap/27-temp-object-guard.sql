@@ -3,11 +3,12 @@
 -- itself, with a BEFORE TRUNCATE trigger running ALTER ROLE ... SUPERUSER, became superuser when
 -- ingest_staging (SECURITY DEFINER) emptied it; the scorer the same through scoring_results
 -- (write_scoring_results), the writer through the effects fit's tables (refresh_tip_effects, so
--- ensure_tip_effects and evict_tips). Every function that makes or reads a temporary table now
+-- ensure_tip_effects and evict_tips); the numpy fit's staging table (tip_fit_staging,
+-- write_tip_fit) is guarded the same way. Every function that makes or reads a temporary table now
 -- calls ctxgraph._refuse_foreign_temp_objects first with every name it uses; each entry point is
 -- attacked as each role (temp_object_attack.psql) and fails cleanly with the role no superuser.
 BEGIN;
-SELECT plan(35);
+SELECT plan(43);
 
 SELECT tests.make_tip('stig', 'V-1', 'A: set PASS_MAX_DAYS 60') AS tip_a \gset
 SELECT tests.make_attempt_with_retrievals('stig', 'run-g', 'V-1', 1, ARRAY[:tip_a]::bigint[], false,
@@ -34,8 +35,9 @@ SELECT set_eq($$SELECT DISTINCT fn::text FROM temp_users$$,
                     'ctxgraph._fit_tip_blame(text,timestamp with time zone)',
                     'ctxgraph.ingest_run_log(text)', 'ctxgraph.ingest_staging()',
                     'ctxgraph.refresh_tip_effects(text,timestamp with time zone)',
-                    'ctxgraph.write_scoring_results(text,uuid,jsonb)'],
-              'the functions that make or read temporary tables are the six this file attacks');
+                    'ctxgraph.write_scoring_results(text,uuid,jsonb)',
+                    'ctxgraph.tip_fit_staging()', 'ctxgraph.write_tip_fit(text,timestamp with time zone,numeric,jsonb,jsonb)'],
+              'the functions that make or read temporary tables are the eight this file attacks');
 SELECT is_empty($$SELECT u.fn::text || ': ' || u.name
                     FROM temp_users AS u JOIN pg_catalog.pg_proc AS p ON p.oid = u.fn
                    WHERE NOT EXISTS (SELECT 1
@@ -44,7 +46,7 @@ SELECT is_empty($$SELECT u.fn::text || ': ' || u.name
                 'each of them calls _refuse_foreign_temp_objects with every temporary name it uses');
 
 -- ---------------------------------------------------------------------------------------------
--- Each entry point attacked as each role (4 x 7)
+-- Each entry point attacked as each role (4 x 9)
 -- ---------------------------------------------------------------------------------------------
 -- The entry points a role can reach these functions through, each called so that it would use its
 -- temporary tables (a fit as of an instant no fit was made for), and the first name it guards.
@@ -59,7 +61,10 @@ INSERT INTO entry_points VALUES
     (5, 'ctxgraph.ensure_tip_effects(text, timestamptz)',
         $$SELECT ctxgraph.ensure_tip_effects('stig', '2026-11-30 00:00+00')$$, 'effect_units'),
     (6, 'ctxgraph.evict_tips(text, timestamptz, boolean)',
-        $$SELECT * FROM ctxgraph.evict_tips('stig', '2026-11-30 00:00+00', true)$$, 'effect_units');
+        $$SELECT * FROM ctxgraph.evict_tips('stig', '2026-11-30 00:00+00', true)$$, 'effect_units'),
+    (7, 'ctxgraph.tip_fit_staging()', 'SELECT ctxgraph.tip_fit_staging()', 'ctxgraph_tip_fit'),
+    (8, 'ctxgraph.write_tip_fit(text, timestamptz, numeric, jsonb, jsonb)',
+        $$SELECT ctxgraph.write_tip_fit('stig', '2026-11-30 00:00+00', 0, '{}', '{}')$$, 'ctxgraph_tip_fit');
 GRANT SELECT ON pg_temp.entry_points TO PUBLIC;
 
 -- What a clean failure says: the guard's refusal of the caller's table where the role may run the

@@ -1,0 +1,633 @@
+"""Blame: which tips fail the attempts that follow them, neighbours explained away.
+
+A latent-class model fitted by EM (README "The blame model"; docs/model.md). Each tip is
+misleading or not (prior share ``pi``). An attempt of rule r passes only if no misleading tip it
+followed sank it and the rule's own chance let it::
+
+    M                  = product over the attempt's misleading tips t of (1 - d f_t)
+    P(pass)            = M q_r
+    P(health failure)  = (1 - M) h_r + M (1 - q_r) eps
+    P(clean failure)   = (1 - M) (1 - h_r) + M (1 - q_r) (1 - eps)
+
+``f_t`` is the chance that the script followed t (:func:`follow_chances`), ``d`` the chance that
+following a misleading tip fails the attempt (``blame.misleading_failure``), ``q_r`` the rule's
+pass rate and ``h_r`` its share of misleading failures that break the system, both integrated out
+over grids (``blame.base_rate_points`` x ``blame.harm_share_points``), ``eps``
+``blame.unexplained_harm``. Fitted: ``pi`` and the skill's mixture over the harm-share grid.
+
+The posterior is exact per block (a rule's tips, all their subsets, with the grid), blocks of one
+rule cut at ``blame.max_block_tips``, other blocks' tips entering with their current posterior; a
+skill whose sweep would exceed ``blame.max_work`` terms is fitted with rules at point estimates
+(:func:`_mean_field`). Vectorised: the blocks of one chunk position (the first block of every
+rule, then the second, ...) are updated together, as arrays over (block, subset, grid cell);
+in the mean field, tips of one place in their rule are. So tips that share attempts (a rule's
+own) are updated one after another, as the exact sweep does, and tips of different rules, which
+share only a cross-retrieval now and then, together.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+from scipy import sparse
+
+from ctxgraph.fit.evidence import SOURCE_CODES, Evidence
+from ctxgraph.fit.groups import identical_columns
+
+__all__ = ["BlameFit", "BlameParameters", "fit_blame", "follow_chance"]
+
+TINY = 1e-300
+
+
+@dataclass(frozen=True)
+class BlameParameters:
+    judge_reliability: float = 0.9
+    embedding_reliability: float = 0.7
+    misleading_failure: float = 1.0
+    unexplained_harm: float = 0.001
+    prior_misleading: float = 0.2
+    max_block_tips: int = 10
+    base_rate_points: int = 5
+    harm_share_points: int = 3
+    cosine_with_judge: float = 1.0
+    max_sweeps: int = 100
+    max_work: float = 1e7
+
+    @classmethod
+    def from_parameters(cls, values: dict[str, float]) -> "BlameParameters":
+        def get(name: str, default: float) -> float:
+            return float(values.get(f"blame.{name}", default))
+
+        p = cls(
+            judge_reliability=get("judge_reliability", 0.9),
+            embedding_reliability=get("embedding_reliability", 0.7),
+            misleading_failure=get("misleading_failure", 1.0),
+            unexplained_harm=get("unexplained_harm", 0.001),
+            prior_misleading=get("prior_misleading", 0.2),
+            max_block_tips=int(get("max_block_tips", 10)),
+            base_rate_points=int(get("base_rate_points", 5)),
+            harm_share_points=int(get("harm_share_points", 3)),
+            cosine_with_judge=get("cosine_with_judge", 1),
+            max_sweeps=int(get("max_sweeps", 100)),
+            max_work=get("max_work", 1e7),
+        )
+        p.check()
+        return p
+
+    def check(self) -> None:
+        if not (0.5 <= self.judge_reliability <= 1 and 0.5 <= self.embedding_reliability <= 1
+                and 0 <= self.misleading_failure <= 1 and 0 < self.prior_misleading < 1
+                and 0 <= self.unexplained_harm <= 1 and 1 <= self.max_block_tips <= 16
+                and self.cosine_with_judge in (0, 1) and self.base_rate_points >= 1
+                and self.harm_share_points >= 1 and self.max_sweeps >= 1 and self.max_work > 0):
+            raise ValueError(
+                "ctxgraph: blame.* parameters out of range (reliabilities in [0.5, 1], misleading_failure and "
+                "unexplained_harm in [0, 1], prior_misleading in (0, 1), max_block_tips in [1, 16], cosine_with_judge "
+                "0 or 1, base_rate_points, harm_share_points and max_sweeps at least 1, max_work positive)"
+            )
+
+
+@dataclass
+class BlameFit:
+    tips: np.ndarray  # every tip with a scored unit (sorted)
+    probability: np.ndarray  # misleading probability, aligned with tips
+    summary: dict[str, Any] = field(default_factory=dict)
+
+
+def follow_chance(followed: np.ndarray, r: np.ndarray, o: np.ndarray, cosine: np.ndarray | None = None,
+                  mu1: float | None = None, mu0: float | None = None, spread: float | None = None) -> np.ndarray:
+    """P(followed | a verdict right with r either way, base rate o, the cosine under two normals).
+
+    Each normal keeps 2% of its weight for a stray cosine anywhere in [-1, 1]; the cosine is left
+    out where it is NaN or no normals are given.
+    """
+    agree = np.where(followed, r, 1 - r)
+    disagree = np.where(followed, 1 - r, r)
+    ratio = np.ones(np.shape(followed))
+    if cosine is not None and mu1 is not None and spread is not None and spread > 0:
+        norm = math.sqrt(2 * math.pi * spread)
+        with np.errstate(invalid="ignore"):
+            d1 = 0.98 * np.exp(np.maximum(-((cosine - mu1) ** 2) / (2 * spread), -700)) / norm + 0.01
+            d0 = 0.98 * np.exp(np.maximum(-((cosine - mu0) ** 2) / (2 * spread), -700)) / norm + 0.01
+        ratio = np.where(np.isnan(cosine), 1.0, d1 / d0)
+    top = o * agree * ratio
+    return top / (top + (1 - o) * disagree)
+
+
+def _base_rates(run: np.ndarray, source: np.ndarray, followed: np.ndarray, r: np.ndarray, n_runs: int
+                ) -> np.ndarray:
+    """The rate o at which scripts follow tips, per (run, source), from the verdicts (NaN: none)."""
+    rates = np.full((n_runs, len(SOURCE_CODES)), np.nan)
+    verdict = ~np.isnan(r) & (followed >= 0)
+    for code in np.unique(source[verdict]):
+        rows = verdict & (source == code)
+        skill_share = followed[rows].mean()
+        count = np.bincount(run[rows], minlength=n_runs)
+        hits = np.bincount(run[rows], weights=followed[rows].astype(float), minlength=n_runs)
+        reliability = r[rows][0]
+        share = (hits + 20 * skill_share) / (count + 20)
+        if 2 * reliability - 1 < 1e-6:
+            o = share
+        else:
+            o = np.clip((share - (1 - reliability)) / (2 * reliability - 1), 0.02, 0.98)
+        rates[count > 0, code] = o[count > 0]
+    return rates
+
+
+def _cosine_normals(evidence: Evidence, base: np.ndarray, r_judge: float, use: bool):
+    """The cosine's normals for followed and ignored scripts, fitted by EM on the judge's noisy labels."""
+    rows = (evidence.source == SOURCE_CODES["judge"]) & (evidence.followed >= 0) & ~np.isnan(evidence.cosine)
+    if not rows.any():
+        return None
+    cos = evidence.cosine[rows]
+    fol = evidence.followed[rows] == 1
+    run = evidence.run[rows]
+    # Bins of 0.005 per run and verdict (sums of c and c^2 kept exact): sweeps cost the same at any size.
+    key = (run * 2 + fol) * 1024 + np.rint(cos * 200).astype(np.int64) + 512
+    _, b_index = np.unique(key, return_inverse=True)
+    nb = b_index.max() + 1
+    n = np.bincount(b_index, minlength=nb).astype(float)
+    sc = np.bincount(b_index, weights=cos, minlength=nb)
+    scc = np.bincount(b_index, weights=cos * cos, minlength=nb)
+    b_fol = np.zeros(nb, dtype=bool)
+    b_fol[b_index] = fol
+    b_run = np.zeros(nb, dtype=np.int64)
+    b_run[b_index] = run
+    c = sc / n
+    n1, n0 = n[b_fol].sum(), n[~b_fol].sum()
+    if not (use and n1 >= 20 and n0 >= 20):
+        return None
+    mu1, mu0 = sc[b_fol].sum() / n1, sc[~b_fol].sum() / n0
+    spread = float(np.sum(scc - 2 * np.where(b_fol, mu1, mu0) * sc + n * np.where(b_fol, mu1, mu0) ** 2) / n.sum())
+    o = base[b_run, SOURCE_CODES["judge"]]
+    iterations = 0
+    while True:
+        iterations += 1
+        if spread < 1e-9 or mu1 <= mu0 or iterations > 50:
+            break
+        wt = follow_chance(b_fol, r_judge, o, c, mu1, mu0, spread)
+        s1, s0 = float(np.sum(n * wt)), float(np.sum(n * (1 - wt)))
+        if s1 < 1e-9 or s0 < 1e-9:
+            break
+        sc1, sc0 = float(np.sum(wt * sc)), float(np.sum((1 - wt) * sc))
+        scc1, scc0 = float(np.sum(wt * scc)), float(np.sum((1 - wt) * scc))
+        moved = max(abs(sc1 / s1 - mu1), abs(sc0 / s0 - mu0))
+        mu1, mu0 = sc1 / s1, sc0 / s0
+        spread = max((scc1 - sc1 * sc1 / s1 + scc0 - sc0 * sc0 / s0) / (s1 + s0), 0.0)
+        if moved < 1e-5:
+            break
+    if spread >= 1e-9 and mu1 > mu0:
+        return mu1, mu0, spread, iterations
+    return None
+
+
+def _aitken_step(step, last_step):
+    """The steps still to come of a quantity whose steps shrink by a steady ratio (at most 0.95), else None."""
+    if step * last_step > 0 and abs(step) < abs(last_step):
+        ratio = min(step / last_step, 0.95)
+        return step * ratio / (1 - ratio)
+    return None
+
+
+def fit_blame(evidence: Evidence, params: BlameParameters) -> BlameFit:
+    params.check()
+    jr, er = params.judge_reliability, params.embedding_reliability
+    d, eps, prior = params.misleading_failure, params.unexplained_harm, params.prior_misleading
+    r = np.full(evidence.rows, np.nan)
+    r[evidence.source == SOURCE_CODES["judge"]] = jr
+    r[evidence.source == SOURCE_CODES["embedding"]] = er
+    n_runs = max(len(evidence.runs), int(evidence.run.max()) + 1 if evidence.rows else 0)
+    base_rates = _base_rates(evidence.run, evidence.source, evidence.followed, r, max(n_runs, 1))
+    normals = _cosine_normals(evidence, base_rates, jr, params.cosine_with_judge == 1)
+    summary: dict[str, Any] = {
+        "blame.judge_reliability": jr, "blame.embedding_reliability": er,
+        "blame.misleading_failure": d, "blame.unexplained_harm": eps,
+        "blame.prior_misleading": prior, "blame.max_sweeps": params.max_sweeps,
+        "blame.cosine_with_judge": int(params.cosine_with_judge), "blame.max_work": params.max_work,
+        "follow_cosine": None,
+    }
+    if normals is not None:
+        mu1, mu0, spread, iterations = normals
+        summary["follow_cosine"] = {"followed_mean": round(mu1, 6), "ignored_mean": round(mu0, 6),
+                                    "sd": round(math.sqrt(spread), 6), "iterations": iterations}
+    # Each row's chance that the script followed the tip.
+    o = np.full(evidence.rows, np.nan)
+    has_rate = ~np.isnan(r) & (evidence.followed >= 0)
+    o[has_rate] = base_rates[evidence.run[has_rate], evidence.source[has_rate]]
+    fol = evidence.followed == 1
+    chance = np.full(evidence.rows, 0.5)
+    judge = (evidence.source == SOURCE_CODES["judge"]) & ~np.isnan(o)
+    emb = (evidence.source == SOURCE_CODES["embedding"]) & ~np.isnan(o)
+    if normals is not None:
+        chance[judge] = follow_chance(fol[judge], jr, o[judge], evidence.cosine[judge], mu1, mu0, spread)
+    else:
+        chance[judge] = follow_chance(fol[judge], jr, o[judge])
+    chance[emb] = follow_chance(fol[emb], er, o[emb])
+    signal = evidence.source == SOURCE_CODES["signal"]
+    chance[signal] = evidence.follow_probability[signal]
+    units = evidence.units()
+    f = units.mean(chance)
+    f = np.where(np.isnan(f), 0.01, np.clip(f, 0.01, 0.99))
+    tips, representative, _ = identical_columns(units.tip, units.attempt, f)
+    keep = representative[np.searchsorted(tips, units.tip)] == units.tip
+    u_tip, u_att, u_rule, u_f = units.tip[keep], units.attempt[keep], units.rule[keep], f[keep]
+    # Attempts over all their rows: the smallest rule, and pass / clean failure / health failure.
+    attempts, row_att = evidence.attempts()
+    n_att = attempts.size
+    att_rule = np.full(n_att, np.iinfo(np.int64).max)
+    np.minimum.at(att_rule, row_att, evidence.rule)
+    credit_mean = np.bincount(row_att, weights=evidence.credit, minlength=n_att) / np.maximum(
+        np.bincount(row_att, minlength=n_att), 1)
+    outcome = np.where(evidence.harmful(attempts), 2, np.where(credit_mean > 0, 0, 1))
+    rules, att_rule_idx = np.unique(att_rule, return_inverse=True)
+    att_rule_idx = att_rule_idx.reshape(-1)
+    n_rules = rules.size
+    reps = np.unique(u_tip)
+    if reps.size == 0:
+        summary.update({"tips": 0, "converged": True})
+        return BlameFit(tips, np.zeros(tips.size), summary)
+    unit_tip = np.searchsorted(reps, u_tip)
+    unit_att = np.searchsorted(attempts, u_att)
+    # Home rule: the rule a tip was retrieved for most often (then the smallest), among the attempts' rules.
+    in_rules = np.isin(u_rule, rules)
+    unit_rule_idx = np.searchsorted(rules, u_rule)
+    pair = unit_tip[in_rules] * n_rules + unit_rule_idx[in_rules]
+    pairs, pair_n = np.unique(pair, return_counts=True)
+    p_tip, p_rule = pairs // n_rules, pairs % n_rules
+    order = np.lexsort((p_rule, -pair_n, p_tip))
+    first = np.ones(order.size, dtype=bool)
+    first[1:] = p_tip[order][1:] != p_tip[order][:-1]
+    home = np.full(reps.size, -1, dtype=np.int64)
+    home[p_tip[order][first]] = p_rule[order][first]
+    homed = home >= 0
+    # Place: rank among the home rule's tips by id (reps are sorted by id).
+    place = np.zeros(reps.size, dtype=np.int64)
+    ho = np.lexsort((reps, home))
+    ho = ho[homed[ho]]
+    hr = home[ho]
+    starts = np.flatnonzero(np.concatenate([[True], hr[1:] != hr[:-1]])) if hr.size else np.zeros(0, np.int64)
+    run_start = np.repeat(starts, np.diff(np.append(starts, hr.size)))
+    place[ho] = np.arange(hr.size) - run_start
+    rule_tips = np.bincount(home[homed], minlength=n_rules)
+    rule_attempts = np.bincount(att_rule_idx, minlength=n_rules)
+    cells = params.base_rate_points * params.harm_share_points
+    max_block = params.max_block_tips
+    while True:
+        work = float(np.sum(np.ceil(np.maximum(rule_tips, 1) / max_block) * 2.0 ** np.minimum(max_block, rule_tips)
+                            * rule_attempts)) * cells
+        if work <= params.max_work or max_block == 1:
+            break
+        max_block -= 1
+    rep_probability = np.full(reps.size, np.nan)
+    if work > params.max_work:
+        summary.update({"exact_blame_work": work, "blame_method": "mean_field"})
+        q, mf_summary = _mean_field(params, reps.size, unit_tip, unit_att, u_f, att_rule_idx, outcome, n_rules,
+                                    place)
+        summary.update(mf_summary)
+        rep_probability = q
+    else:
+        q, exact_summary = _exact(params, max_block, reps.size, unit_tip, unit_att, u_f, homed, home, place,
+                                  att_rule_idx, outcome, n_rules)
+        summary.update({"blame.max_block_tips": params.max_block_tips,
+                        "blame.base_rate_points": params.base_rate_points,
+                        "blame.harm_share_points": params.harm_share_points,
+                        "blame_block_tips": max_block, "blame_work": work})
+        summary.update(exact_summary)
+        rep_probability = q
+    probability = rep_probability[np.searchsorted(reps, representative)]
+    return BlameFit(tips, np.clip(probability, 0, 1), summary)
+
+
+class _Phase:
+    """The tips of one place in their rules and their units in failed attempts, in two orders:
+    by tip (to sum each tip's evidence) and by attempt (to move each attempt's factor)."""
+
+    def __init__(self, members: np.ndarray, units: np.ndarray, f_tip, f_att, f_fd, f_rule, f_health) -> None:
+        self.members = members
+        by_tip = units[np.argsort(f_tip[units], kind="stable")]
+        self.t, self.a, self.fd = f_tip[by_tip], f_att[by_tip], f_fd[by_tip]
+        self.rule, self.health = f_rule[by_tip], f_health[by_tip]
+        new_tip = np.concatenate([[True], self.t[1:] != self.t[:-1]]) if self.t.size else np.zeros(0, bool)
+        self.tip_starts = np.flatnonzero(new_tip)
+        self.tip_slots = np.searchsorted(members, self.t[self.tip_starts])
+        self.by_attempt = np.argsort(self.a, kind="stable")
+        a_sorted = self.a[self.by_attempt]
+        new_att = np.concatenate([[True], a_sorted[1:] != a_sorted[:-1]]) if a_sorted.size else np.zeros(0, bool)
+        self.att_starts = np.flatnonzero(new_att)
+        self.attempts = a_sorted[self.att_starts]
+
+
+def _colours(place: np.ndarray, unit_tip: np.ndarray, unit_att: np.ndarray, n_tips: int) -> np.ndarray:
+    """A colour per tip such that no two tips of one attempt share one, starting from their place.
+
+    Each round moves every tip that shares an attempt with a tip of the same colour and a smaller
+    id (the first of each clash keeps its colour) to a colour past all those in use.
+    """
+    colour = place.astype(np.int64).copy()
+    for _ in range(64):
+        key = unit_att * (n_tips + 1) + colour[unit_tip]
+        order = np.lexsort((unit_tip, key))
+        k = key[order]
+        clash = np.zeros(order.size, dtype=bool)
+        clash[1:] = (k[1:] == k[:-1]) & (unit_tip[order][1:] != unit_tip[order][:-1])
+        movers = np.unique(unit_tip[order][clash])
+        if movers.size == 0:
+            break
+        colour[movers] += int(colour.max()) + 1
+    _, colour = np.unique(colour, return_inverse=True)
+    return colour.reshape(-1)
+
+
+def _mean_field(params: BlameParameters, n_tips: int, unit_tip, unit_att, unit_f, att_rule, outcome, n_rules,
+                place) -> tuple[np.ndarray, dict[str, Any]]:
+    """Rules at point estimates (their posterior means), each tip updated from its own attempts."""
+    d, eps, prior, max_sweeps = params.misleading_failure, params.unexplained_harm, params.prior_misleading, params.max_sweeps
+    pi = prior
+    n_att = att_rule.size
+    failed = outcome[unit_att] != 0
+    # A pass's term, ln(1 - d f), never moves: summed once per tip.
+    pass_delta = np.bincount(unit_tip[~failed], weights=np.log(1 - d * unit_f[~failed]), minlength=n_tips)
+    f_tip, f_att, f_fd = unit_tip[failed], unit_att[failed], d * unit_f[failed]
+    f_rule, f_health = att_rule[f_att], outcome[f_att] == 2
+    q = np.full(n_tips, prior)
+    step = np.ones(n_tips)
+    direction = np.zeros(n_tips)
+    log_m = np.bincount(f_att, weights=np.log(1 - f_fd * prior), minlength=n_att)
+    passes = np.bincount(att_rule[outcome == 0], minlength=n_rules).astype(float)
+    g = (passes + 1) / (np.bincount(att_rule, minlength=n_rules) + 2)
+    h = np.full(n_rules, 0.5)
+    # Tips of one place in their rule are updated together (a rule's tips one after another), but
+    # never two tips of one failed attempt: both would take its blame, or shed it, at once.
+    phase = _colours(place, f_tip, f_att, n_tips)
+    unit_phase = phase[f_tip]
+    phases = [_Phase(np.flatnonzero(phase == k), np.flatnonzero(unit_phase == k), f_tip, f_att, f_fd, f_rule, f_health)
+              for k in range(int(phase.max()) + 1)] if n_tips else []
+    failed_att = np.flatnonzero(outcome != 0)
+    fa_rule = att_rule[failed_att]
+    fa_health = outcome[failed_att] == 2
+    sweep, converged, moving, tip_change = 0, False, 0, 0.0
+    while True:
+        sweep += 1
+        change = 0.0
+        moving = 0
+        logit_pi = math.log(pi / (1 - pi))
+        for ph in phases:
+            members = ph.members
+            old_q = q[members]
+            delta = pass_delta[members].copy()
+            if ph.t.size:
+                fd = ph.fd
+                q_unit = q[ph.t]
+                m0 = np.exp(np.maximum(log_m[ph.a] - np.log(1 - fd * q_unit), -700))
+                hr, gr = h[ph.rule], g[ph.rule]
+                with_tip = m0 * (1 - fd)
+                mis = np.where(ph.health, (1 - with_tip) * hr + with_tip * (1 - gr) * eps,
+                               (1 - with_tip) * (1 - hr) + with_tip * (1 - gr) * (1 - eps))
+                fine = np.where(ph.health, (1 - m0) * hr + m0 * (1 - gr) * eps,
+                                (1 - m0) * (1 - hr) + m0 * (1 - gr) * (1 - eps))
+                delta[ph.tip_slots] += np.add.reduceat(np.log(mis + TINY) - np.log(fine + TINY), ph.tip_starts)
+            nq = 1 / (1 + np.exp(np.clip(-(logit_pi + delta), -700, 700)))
+            # Resilient steps: half the step on a turn, a fifth longer on a run (first half of the sweeps only).
+            moved = nq - old_q
+            heading = moved * direction[members]
+            st = step[members]
+            st = np.where(heading < 0, st / 2, np.where((heading > 0) & (2 * sweep <= max_sweeps),
+                                                        np.minimum(1.0, st * 1.2), st))
+            step[members] = st
+            direction[members] = np.sign(moved)
+            nq = old_q + st * moved
+            new_q = np.where(np.abs(nq - old_q) > 1e-12, nq, old_q)
+            q[members] = new_q
+            if ph.t.size:
+                diff = np.log(1 - ph.fd * q[ph.t]) - np.log(1 - ph.fd * q_unit)
+                log_m[ph.attempts] += np.add.reduceat(diff[ph.by_attempt], ph.att_starts)
+            moves = np.abs(new_q - old_q)
+            if moves.size:
+                change = max(change, float(moves.max()))
+            moving += int(np.count_nonzero(moves > 1e-3))
+        tip_change = change
+        # Each rule: a failure is its own with the responsibility M (1 - g) e / L, a misleading tip's otherwise.
+        m = np.exp(np.maximum(log_m[failed_att], -700))
+        gr, hr = g[fa_rule], h[fa_rule]
+        own = np.where(fa_health, m * (1 - gr) * eps / ((1 - m) * hr + m * (1 - gr) * eps + TINY),
+                       m * (1 - gr) * (1 - eps) / ((1 - m) * (1 - hr) + m * (1 - gr) * (1 - eps) + TINY))
+        own_fail = np.bincount(fa_rule, weights=own, minlength=n_rules)
+        misled = np.bincount(fa_rule, weights=1 - own, minlength=n_rules)
+        harm = np.bincount(fa_rule[fa_health], weights=1 - own[fa_health], minlength=n_rules)
+        # A rule's harm share is drawn towards the skill's, as if 10 more of its failures had been a misleading tip's.
+        skill_harm = (harm.sum() + 1) / (misled.sum() + 2)
+        new_g = (passes + 1) / (passes + own_fail + 2)
+        new_h = (harm + 10 * skill_harm) / (misled + 10)
+        if n_rules:
+            change = max(change, float(np.max(np.abs(new_g - g))), float(np.max(np.abs(new_h - h))))
+        g, h = new_g, new_h
+        old_pi = pi
+        pi = min(max((q.sum() + 10 * prior) / (n_tips + 10), 0.001), 0.5)
+        change = max(change, abs(pi - old_pi))
+        converged = change < 1e-4
+        if converged or sweep >= max_sweeps:
+            break
+    return q, {"blame_sweeps": sweep, "blame_converged": converged, "fitted_misleading_share": round(pi, 6),
+               "blame_work": 2 * int(f_tip.size) + n_att, "blame_moving_tips": moving,
+               "blame_last_tip_change": round(tip_change, 6)}
+
+
+def _exact(params: BlameParameters, max_block: int, n_tips: int, unit_tip, unit_att, unit_f, homed, home, place,
+           att_rule, outcome, n_rules) -> tuple[np.ndarray, dict[str, Any]]:
+    """Exact per block: every subset of a block's tips with the (pass rate, harm share) grid."""
+    d, eps, prior, max_sweeps = params.misleading_failure, params.unexplained_harm, params.prior_misleading, params.max_sweeps
+    points, harm_points = params.base_rate_points, params.harm_share_points
+    gp, hp = np.meshgrid(np.arange(1, points + 1), np.arange(1, harm_points + 1), indexing="ij")
+    cell_g = ((gp - 0.5) / points).reshape(-1)
+    cell_h = ((hp - 0.5) / harm_points).reshape(-1)
+    cell_k = (hp - 1).reshape(-1)
+    n_att = att_rule.size
+    # Blocks: each rule's tips in chunks of max_block by place; every rule has at least one block.
+    rule_tips = np.bincount(home[homed], minlength=n_rules)
+    chunks = np.maximum(rule_tips - 1, 0) // max_block + 1
+    block_rule = np.repeat(np.arange(n_rules), chunks)
+    block_chunk = np.arange(block_rule.size) - np.repeat(np.cumsum(chunks) - chunks, chunks)
+    block_start = np.cumsum(chunks) - chunks  # first block of each rule
+    tip_block = np.full(n_tips, -1)
+    tip_block[homed] = block_start[home[homed]] + place[homed] // max_block
+    tip_bit = place % max_block
+    block_size = np.bincount(tip_block[homed], minlength=block_rule.size)
+    # Units whose tip has a block; the rest are dropped, as tips with no rule among the attempts'.
+    ok = tip_block[unit_tip] >= 0
+    unit_tip, unit_att, unit_f = unit_tip[ok], unit_att[ok], unit_f[ok]
+    unit_log = np.log(1 - d * unit_f + TINY)
+    unit_block = tip_block[unit_tip]
+    # Block-attempt rows: the rule's own attempts, and those elsewhere that retrieved a block tip.
+    att_of_rule_order = np.argsort(att_rule, kind="stable")
+    rule_att_start = np.concatenate([[0], np.cumsum(np.bincount(att_rule, minlength=n_rules))])
+    per_block_own = rule_att_start[block_rule + 1] - rule_att_start[block_rule]
+    own_block = np.repeat(np.arange(block_rule.size), per_block_own)
+    offset = np.arange(own_block.size) - np.repeat(np.cumsum(per_block_own) - per_block_own, per_block_own)
+    own_att = att_of_rule_order[np.repeat(rule_att_start[block_rule], per_block_own) + offset]
+    pair_key = np.unique(np.concatenate([own_block * n_att + own_att, unit_block * n_att + unit_att]))
+    row_block, row_att = pair_key // n_att, pair_key % n_att
+    row_own = att_rule[row_att] == block_rule[row_block]
+    row_outcome = outcome[row_att]
+    # Each row's in-block units (bit, log factor) and which units of the attempt are outside it.
+    unit_row = np.searchsorted(pair_key, unit_block * n_att + unit_att)
+    q = np.full(n_tips, prior)
+    base = np.full(n_rules, 0.5)
+    harm_prior = np.full(harm_points, 1.0 / harm_points)
+    pi = prior
+    last_pi_step, since_jump = 0.0, 0
+    mix_since, last_mix_step = 0, None
+    sweep, converged, change = 0, False, 0.0
+    # Static per (chunk position, block size) groups of rows.
+    groups = []
+    for chunk in range(int(block_chunk.max()) + 1 if block_chunk.size else 0):
+        for n in np.unique(block_size[block_chunk == chunk]):
+            blocks = np.flatnonzero((block_chunk == chunk) & (block_size == n))
+            groups.append(_Group(blocks, int(n), chunk == 0, row_block, row_att, row_own, row_outcome, unit_row,
+                                 unit_tip, unit_log, tip_bit, tip_block, block_rule, att_rule))
+    logs_q = np.zeros(unit_tip.size)
+    while True:
+        sweep += 1
+        change = 0.0
+        harm_acc = np.zeros(harm_points)
+        for group in groups:
+            # Every attempt's expected log factor with the current posteriors.
+            logs_q = np.log(1 - d * unit_f * q[unit_tip] + TINY)
+            att_log = np.bincount(unit_att, weights=logs_q, minlength=n_att)
+            new_q, new_base, harm = group.update(att_log, logs_q, q, base, harm_prior, pi, cell_g, cell_h, cell_k,
+                                                 eps, n_tips)
+            tips = group.tips
+            if tips.size:
+                change = max(change, float(np.max(np.abs(new_q - q[tips]))))
+                q[tips] = new_q
+            base[block_rule[group.blocks]] = new_base
+            harm_acc += harm
+        old_pi = pi
+        pi = min(max((q.sum() + 10 * prior) / (n_tips + 10), 0.001), 0.5)
+        pi_step = pi - old_pi
+        since_jump += 1
+        if since_jump >= 3:
+            ahead = _aitken_step(pi_step, last_pi_step)
+            if ahead is not None:
+                jumped = min(max(pi + ahead, 0.001), 0.5)
+                if jumped != pi:
+                    pi = jumped
+                    since_jump = 0
+        last_pi_step = pi_step
+        change = max(change, abs(pi - old_pi))
+        mix_new = (harm_acc + 1) / (n_rules + harm_points)
+        change = max(change, float(np.max(np.abs(harm_prior - mix_new))))
+        mix_step = mix_new - harm_prior
+        harm_prior = mix_new
+        mix_since += 1
+        if mix_since >= 3 and last_mix_step is not None:
+            ahead_steps = [_aitken_step(s, ls) for s, ls in zip(mix_step, last_mix_step)]
+            if all(a is not None for a in ahead_steps):
+                floor = 1.0 / (n_rules + harm_points)
+                moved = np.maximum(harm_prior + np.array(ahead_steps), floor)
+                moved = moved / moved.sum()
+                if not np.array_equal(moved, harm_prior):
+                    change = max(change, float(np.max(np.abs(moved - harm_prior))))
+                    harm_prior = moved
+                    mix_since = 0
+        last_mix_step = mix_step
+        converged = change < 1e-4
+        if converged or sweep >= max_sweeps:
+            break
+    partitioned = bool(np.any(block_chunk > 0))
+    return q, {"blame_method": "partitioned" if partitioned else "exact", "blame_sweeps": sweep,
+               "blame_converged": converged, "fitted_misleading_share": round(pi, 6),
+               "fitted_harm_share_mixture": [round(float(x), 6) for x in harm_prior]}
+
+
+class _Group:
+    """Blocks of one chunk position and one size n, with their block-attempt rows, as arrays."""
+
+    def __init__(self, blocks, n, first_chunk, row_block, row_att, row_own, row_outcome, unit_row, unit_tip,
+                 unit_log, tip_bit, tip_block, block_rule, att_rule):
+        self.blocks = blocks
+        self.n = n
+        self.first_chunk = first_chunk  # a rule's first block: counts the rule's harm share once
+        slot = np.full(block_rule.size, -1)
+        slot[blocks] = np.arange(blocks.size)
+        rows = np.flatnonzero(slot[row_block] >= 0)
+        self.rows = rows
+        self.row_slot = slot[row_block[rows]]
+        self.row_att = row_att[rows]
+        self.row_own = row_own[rows]
+        self.row_outcome = row_outcome[rows]
+        self.other_rule = att_rule[self.row_att]
+        # In-block units of these rows: their bit and log factor, in a [rows, n] matrix.
+        local = np.full(row_block.size, -1)
+        local[rows] = np.arange(rows.size)
+        # A unit's row is (its tip's block, its attempt): the rows of this group hold their units.
+        u_local = local[unit_row]
+        in_block = u_local >= 0
+        self.in_units = np.flatnonzero(in_block)
+        self.in_row = u_local[in_block]
+        self.in_bit = tip_bit[unit_tip[in_block]]
+        self.logs = np.zeros((rows.size, max(n, 1)))
+        if n:
+            np.add.at(self.logs, (self.in_row, self.in_bit), unit_log[in_block])
+        sets = np.arange(1 << n)
+        self.bits = ((sets[:, None] >> np.arange(max(n, 1))[None, :]) & 1).astype(float)[:, :max(n, 1)]
+        if n == 0:
+            self.bits = np.zeros((1, 1))
+        self.set_size = self.bits.sum(axis=1)
+        self.indicator = sparse.csr_matrix((np.ones(rows.size), (self.row_slot, np.arange(rows.size))),
+                                           shape=(blocks.size, rows.size))
+        self.by_row = self.indicator.tocsc()
+        self.passes_own = np.bincount(self.row_slot[(self.row_outcome == 0) & self.row_own], minlength=blocks.size)
+        # The block's tips, by (block, bit): tips[slot * n + bit].
+        members = np.flatnonzero(np.isin(tip_block, blocks))
+        order = np.lexsort((tip_bit[members], slot[tip_block[members]]))
+        self.tips = members[order]
+        self.tip_slot = slot[tip_block[self.tips]]
+        self.tip_bit = tip_bit[self.tips]
+
+    def update(self, att_log, logs_q, q, base, harm_prior, pi, cell_g, cell_h, cell_k, eps, n_tips):
+        n_sets = self.bits.shape[0]
+        cells = cell_g.size
+        inside = np.bincount(self.in_row, weights=logs_q[self.in_units], minlength=self.rows.size)
+        out_log = att_log[self.row_att] - inside
+        pattern = out_log[:, None] + self.logs @ self.bits.T  # [rows, sets]
+        m = np.exp(np.maximum(pattern, -700))
+        own, fail, health = self.row_own, self.row_outcome != 0, self.row_outcome == 2
+        g_other = base[self.other_rule][:, None]
+        per_set = np.zeros((self.rows.size, n_sets))
+        sel = own & ~fail
+        per_set[sel] = pattern[sel]
+        sel = ~own & ~fail
+        per_set[sel] = pattern[sel] + np.log(g_other[sel])
+        sel = ~own & health
+        per_set[sel] = np.log((1 - m[sel]) * 0.5 + m[sel] * (1 - g_other[sel]) * eps + TINY)
+        sel = ~own & fail & ~health
+        per_set[sel] = np.log((1 - m[sel]) * 0.5 + m[sel] * (1 - g_other[sel]) * (1 - eps) + TINY)
+        ll_set = self.indicator @ per_set  # [blocks, sets]
+        ll = np.zeros((self.blocks.size, n_sets, cells))
+        own_fail = np.flatnonzero(own & fail)
+        chunk = max(1, int(4_000_000 // max(n_sets * cells, 1)))
+        for start in range(0, own_fail.size, chunk):
+            idx = own_fail[start:start + chunk]
+            mm = m[idx][:, :, None]
+            hh = health[idx][:, None, None]
+            term = np.log(np.where(hh, (1 - mm) * cell_h + mm * (1 - cell_g) * eps,
+                                   (1 - mm) * (1 - cell_h) + mm * (1 - cell_g) * (1 - eps)) + TINY)
+            ll += (self.by_row[:, idx] @ term.reshape(idx.size, -1)).reshape(ll.shape)
+        ll += ll_set[:, :, None]
+        ll += (self.passes_own[:, None] * np.log(cell_g)[None, :])[:, None, :]
+        ll += np.log(harm_prior[cell_k])[None, None, :]
+        ll += (self.set_size * math.log(pi) + (self.n - self.set_size) * math.log(1 - pi))[None, :, None]
+        top = ll.reshape(self.blocks.size, -1).max(axis=1)
+        weight = np.exp(ll - top[:, None, None])
+        total = weight.sum(axis=(1, 2))
+        set_weight = weight.sum(axis=2) / total[:, None]  # [blocks, sets]
+        cell_weight = weight.sum(axis=1) / total[:, None]  # [blocks, cells]
+        new_base = cell_weight @ cell_g
+        harm = np.zeros(harm_prior.size)
+        if self.first_chunk:
+            np.add.at(harm, cell_k, cell_weight.sum(axis=0))
+        tip_q = (set_weight @ self.bits)[self.tip_slot, self.tip_bit] if self.tips.size else np.zeros(0)
+        return tip_q, new_base, harm

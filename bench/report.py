@@ -135,7 +135,7 @@ def eviction_report(r: dict[str, Any]) -> list[str]:
     par = r["phases"]["parents"]
     lines = ["", f"  {'eviction, median ms (n = ' + str(e['dry_run']['n']) + ')':<55} {'measured':>19}"]
     methods = ", ".join(f"{k} {v:,}" for k, v in sorted(e["effects_methods"].items()))
-    lines.append(f"  {'effects fit, ensure_tip_effects (first call)':<55} {ms(e['effects_fit_ms']):>19}   ({methods})")
+    lines.append(f"  {'attribution fit, ctxgraph.fit (read, fit, write)':<55} {ms(e['effects_fit_ms']):>19}   ({methods})")
     if e.get("blame"):
         method, sweeps, converged, fitted_tips, *rest = e["blame"]
         moving = rest[0] if rest else None  # runs before the mean-field fit recorded it have four fields
@@ -143,7 +143,7 @@ def eviction_report(r: dict[str, Any]) -> list[str]:
             "not settled" + (f", {moving:,} tips still moving by > 0.001" if moving is not None else ""))
         lines.append(f"  {'  of which the blame fit: method, sweeps':<55} {str(method) + ', ' + str(sweeps):>19}"
                      f"   ({settled}; {fitted_tips:,} tips with a misleading probability)")
-    lines.append(f"  {'ensure_tip_effects again, nothing changed (reused)':<55} {ms(e['effects_reuse']['median_ms']):>19}")
+    lines.append(f"  {'ensure_fit again, nothing changed (fit_state only)':<55} {ms(e['effects_reuse']['median_ms']):>19}")
     reasons = ", ".join(f"{k} {v:,}" for k, v in (e.get("dry_run_reasons") or {}).items())
     lines.append(f"  {'evict_tips dry run (' + str(e['dry_run_candidates']) + ' candidates)':<55} "
                  f"{ms(e['dry_run']['median_ms']):>19}" + (f"   ({reasons})" if reasons else ""))

@@ -4,8 +4,12 @@ Each world changes one thing from samples/worlds/default.json: the Worker's obed
 default rising 0.3 -> 0.7, high flat), tips retrieved per attempt (5, 3), the judge's accuracy (1.0,
 0.9, 0.7) or no judge at all (embedding only); the judge-0.7 and embedding-only worlds are run again
 with the blame model's reliability parameter set to what the world's verdicts really are, to show
-what that knob is worth. ctxgraph is deployed once into a template database
-and every world runs on its own clone, dropped afterwards.
+what that knob is worth. After them, the nuisance worlds (samples/worlds/nuisance.json at seeds 1
+and 2, nuisance_mild.json at seed 1, whatever --seed says), where the blame model's fixed assumptions
+are wrong: a judge less reliable than blame.judge_reliability, a misleading tip that fails less often
+than blame.misleading_failure, rules that nothing passes and general tips shown beside every rule's.
+ctxgraph is deployed once into a template database and every world runs on its own clone, dropped
+afterwards.
 
     python bench/simulate_grid.py [--seed N] [--deploy-to CHANGE] [--baseline CHANGE] [--json FILE]
 
@@ -41,6 +45,14 @@ GRID: list[tuple[str, dict]] = [
     ("embedding only, blame.embedding_rel. 0.9", {"embedding_only": True,
                                                   "parameters": {"blame.embedding_reliability": 0.9}}),
     ("tips per attempt 3, judge 0.7", {"tips_per_attempt": 3, "judge_accuracy": 0.7}),
+]
+
+# World files run as they are, each at its own seed (not --seed): the label names the file and the seed.
+WORLDS_DIR = simulate.DEFAULT_WORLD_PATH.parent
+NUISANCE: list[tuple[str, str, int]] = [
+    ("nuisance.json, seed 1", "nuisance.json", 1),
+    ("nuisance.json, seed 2", "nuisance.json", 2),
+    ("nuisance_mild.json, seed 1", "nuisance_mild.json", 1),
 ]
 
 
@@ -111,6 +123,12 @@ def main() -> int:
             world = simulate.validate_world({**base, **change, "name": label})
             t0 = time.monotonic()
             metrics = simulate.simulate(world, args.seed, template=template, deploy_to=args.deploy_to).metrics
+            results.append((label, metrics))
+            print(f"simulate grid: {label}: {time.monotonic() - t0:.0f}s", file=sys.stderr, flush=True)
+        for label, filename, seed in NUISANCE:
+            world = simulate.load_world(WORLDS_DIR / filename)
+            t0 = time.monotonic()
+            metrics = simulate.simulate(world, seed, template=template, deploy_to=args.deploy_to).metrics
             results.append((label, metrics))
             print(f"simulate grid: {label}: {time.monotonic() - t0:.0f}s", file=sys.stderr, flush=True)
     finally:

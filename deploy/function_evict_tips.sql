@@ -1,15 +1,18 @@
 -- Deploy ctxgraph:function_evict_tips to pg
--- requires: function_evict_tips@v0.5.0
+-- requires: function_evict_tips@v0.6.0
 -- requires: function_ensure_tip_effects
 
--- Rework: evict_tips still decides on effects fitted to exactly the evidence up to its as_of, but
--- through ensure_tip_effects, which refits only when the last fit is not already that fit (the
--- evidence, the parameters or the instant changed). A dry run right after a scoring pass then costs
--- the reading of the maintained evidence, not a refit over every attempt. Same arguments, same
--- result. restore_tip checks its arguments before it looks the tip up: a NULL tip id or as_of is
--- 22004 (released, a NULL tip id said "no tip with id NULL", P0002, and a NULL as_of passed when
--- the tip was not retired).
+-- Rework: evict_tips no longer refits (the fit runs in ctxgraph.fit, which SQL cannot call): it
+-- decides on the stored fit, as tip_evidence and the views read it, and says when that fit is not
+-- the fit of the evidence up to its as_of (fit_state). A dry run answers anyway, with a WARNING
+-- that says how stale the fit is and which command refits; a retiring run refuses, with 55000 and
+-- nothing retired, a fit that never was, one fitted with other effects.* or blame.* parameters,
+-- one that read evidence after its as_of, or one that has not seen more than
+-- eviction.max_unfitted_tips tips' evidence (0: every change). `ctxgraph evict --apply` fits first.
 BEGIN;
+
+INSERT INTO ctxgraph.parameters (name, value, description) VALUES
+    ('eviction.max_unfitted_tips', 0, 'Eviction: most tips whose evidence changed since the stored fit that a retiring evict_tips accepts (more: 55000, refit first); a dry run only warns.');
 
 CREATE OR REPLACE FUNCTION ctxgraph.evict_tips(skill text, as_of timestamptz DEFAULT now(), dry_run boolean DEFAULT true)
 RETURNS TABLE (tip_id bigint, reason text, followed_attempts double precision, followed_outcome double precision,
@@ -19,6 +22,9 @@ SECURITY DEFINER
 SET search_path = pg_catalog, ctxgraph, pg_temp
 AS $$
 #variable_conflict use_column
+DECLARE
+    state     record;
+    staleness text;
 BEGIN
     PERFORM ctxgraph._require_skill(evict_tips.skill);
     IF evict_tips.as_of IS NULL OR evict_tips.dry_run IS NULL THEN
@@ -29,9 +35,27 @@ BEGIN
         RAISE EXCEPTION 'ctxgraph: evict_tips needs a finite as_of, got %', evict_tips.as_of
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    -- Decide on effects fitted to exactly the evidence up to as_of (a dry run too: the preview
-    -- must be what a real run would do); refit only if the last fit is not that one.
-    PERFORM ctxgraph.ensure_tip_effects(evict_tips.skill, evict_tips.as_of);
+    -- Decide on the stored fit. A dry run on a stale one still answers, with a warning that says
+    -- how stale and what refits; a run that retires refuses one past eviction.max_unfitted_tips,
+    -- fitted with other parameters, or one that read evidence after as_of (55000, nothing retired).
+    state := ctxgraph.fit_state(evict_tips.skill, evict_tips.as_of);
+    IF NOT state.current THEN
+        staleness := CASE
+            WHEN state.fitted_at IS NULL THEN format('%s has never been fitted', evict_tips.skill)
+            ELSE format('the fit of %s as of %s is stale: %s tips'' evidence changed since and %s scored attempts came after it%s',
+                        evict_tips.skill, state.fit_as_of, state.tips_changed, state.attempts_after,
+                        CASE WHEN state.parameters_changed THEN ', and the effects.* or blame.* parameters changed' ELSE '' END)
+        END;
+        IF evict_tips.dry_run THEN
+            RAISE WARNING 'ctxgraph: %', staleness USING HINT = format('The preview reads that fit; to refit: %s', state.refit);
+        ELSIF state.fitted_at IS NULL OR state.parameters_changed OR state.fit_as_of > evict_tips.as_of
+              OR state.tips_changed > ctxgraph.param('eviction.max_unfitted_tips') THEN
+            RAISE EXCEPTION 'ctxgraph: evict_tips retires nothing on this fit: %', staleness
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      HINT = format('Refit (%s), then evict again; eviction.max_unfitted_tips (%s) is how many tips'' unfitted evidence a retiring run accepts.',
+                                    state.refit, ctxgraph.param('eviction.max_unfitted_tips'));
+        END IF;
+    END IF;
 
     -- One statement: the evidence is computed once, and the retirements and their log rows
     -- are written (unless dry_run) from that same set.
@@ -64,41 +88,7 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION ctxgraph.restore_tip(skill text, tip_id bigint, as_of timestamptz DEFAULT now())
-RETURNS boolean
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, ctxgraph, pg_temp
-AS $$
-#variable_conflict use_column
-DECLARE
-    was_retired timestamptz;
-BEGIN
-    PERFORM ctxgraph._require_skill(restore_tip.skill);
-    IF restore_tip.tip_id IS NULL OR restore_tip.as_of IS NULL THEN
-        RAISE EXCEPTION 'ctxgraph: restore_tip needs tip_id and as_of' USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    IF NOT pg_catalog.isfinite(restore_tip.as_of) THEN
-        -- infinity is no instant: nothing may be retired, restored or fitted "as of" it.
-        RAISE EXCEPTION 'ctxgraph: restore_tip needs a finite as_of, got %', restore_tip.as_of
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    SELECT t.retired_at INTO was_retired FROM ctxgraph.tips AS t
-     WHERE t.skill = restore_tip.skill AND t.id = restore_tip.tip_id
-       FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'ctxgraph: no % tip with id %', restore_tip.skill, restore_tip.tip_id
-            USING ERRCODE = 'no_data_found';
-    END IF;
-    IF was_retired IS NULL THEN
-        RETURN false;
-    END IF;
-    UPDATE ctxgraph.tips AS t SET retired_at = NULL
-     WHERE t.skill = restore_tip.skill AND t.id = restore_tip.tip_id;
-    UPDATE ctxgraph.tip_evictions AS e SET restored_at = greatest(restore_tip.as_of, e.retired_at)
-     WHERE e.skill = restore_tip.skill AND e.tip_id = restore_tip.tip_id AND e.restored_at IS NULL;
-    RETURN true;
-END
-$$;
+COMMENT ON FUNCTION ctxgraph.evict_tips(text, timestamptz, boolean) IS
+    'Retires (unless dry_run) the skill''s tips that tip_evidence gives a reason, on the stored fit (ctxgraph fit); a stale fit: a warning on a dry run, 55000 on a retiring one past eviction.max_unfitted_tips.';
 
 COMMIT;

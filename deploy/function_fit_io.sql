@@ -166,9 +166,12 @@ BEGIN
         RAISE EXCEPTION 'ctxgraph: no staged fit in this session: call ctxgraph.tip_fit_staging() and COPY the rows first'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    -- One fit per skill at a time, and none while ensure_tip_effects refits it.
+    -- One fit of a skill written at a time (the lock the released refresh_tip_effects took).
     PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('ctxgraph.refresh_tip_effects'),
                                              pg_catalog.hashtext(write_tip_fit.skill));
+    -- Statistics for the checks below: without them a staged fit of 10,000 tips was matched against
+    -- the skill's tips by a nested loop (3.4 s).
+    ANALYZE pg_temp.ctxgraph_tip_fit;
     SELECT p.problem INTO problem
       FROM (SELECT format('tip %s is staged %s times', s.tip_id, count(*)) AS problem, 1 AS k, s.tip_id
               FROM pg_temp.ctxgraph_tip_fit AS s GROUP BY s.tip_id HAVING count(*) > 1
@@ -205,7 +208,9 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Nothing was written; ctxgraph.tip_effects still holds the last fit.';
     END IF;
-    DELETE FROM ctxgraph.tip_effects AS e WHERE e.skill = write_tip_fit.skill;
+    -- Every tip of the skill is staged, so an upsert replaces the whole fit. Not a DELETE and an
+    -- INSERT: each inserted row checks its key into the partitioned ctxgraph.tips, 0.3 ms a row (3.1 s
+    -- for 10,000 tips), and an update that keeps the key checks nothing.
     INSERT INTO ctxgraph.tip_effects (skill, tip_id, effect, std_error, lower_bound, upper_bound, attempts,
                                       followed_attempts, co_followed_tips, component_tips, method, fitted_at,
                                       as_of, parameters, misleading_probability, evidence_version)
@@ -213,8 +218,8 @@ BEGIN
            s.followed_attempts, s.co_followed_tips, s.component_tips, s.method, now(), write_tip_fit.as_of,
            write_tip_fit.fit_parameters, s.misleading_probability, s.evidence_version
       FROM pg_temp.ctxgraph_tip_fit AS s
-    -- At REPEATABLE READ a fit committed after this transaction's snapshot is invisible to the
-    -- DELETE, and updating its rows fails with 40001, the error such a caller retries.
+    -- At REPEATABLE READ a fit committed after this transaction's snapshot is invisible to it, and
+    -- updating its rows fails with 40001, the error such a caller retries.
     ON CONFLICT (skill, tip_id) DO UPDATE
        SET (effect, std_error, lower_bound, upper_bound, attempts, followed_attempts, co_followed_tips,
             component_tips, method, fitted_at, as_of, parameters, misleading_probability, evidence_version)

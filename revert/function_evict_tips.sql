@@ -1,8 +1,10 @@
 -- Revert ctxgraph:function_evict_tips from pg
+-- The state before the rework: evict_tips refits through ensure_tip_effects (restored by the revert
+-- of function_ensure_tip_effects' rework, next) and knows no eviction.max_unfitted_tips.
 
--- Back to @v0.5.0: evict_tips refits the effects on every call, and restore_tip checks a NULL
--- tip id and as_of where it did then (P0002 for the id, 22004 for as_of only on a retired tip).
 BEGIN;
+
+DELETE FROM ctxgraph.parameters WHERE name = 'eviction.max_unfitted_tips';
 
 CREATE OR REPLACE FUNCTION ctxgraph.evict_tips(skill text, as_of timestamptz DEFAULT now(), dry_run boolean DEFAULT true)
 RETURNS TABLE (tip_id bigint, reason text, followed_attempts double precision, followed_outcome double precision,
@@ -17,9 +19,14 @@ BEGIN
     IF evict_tips.as_of IS NULL OR evict_tips.dry_run IS NULL THEN
         RAISE EXCEPTION 'ctxgraph: evict_tips needs as_of and dry_run' USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    -- Decide on effects fitted to exactly the evidence up to as_of (a dry run refits them too:
-    -- they are derived state, and the preview must be what a real run would do).
-    PERFORM ctxgraph.refresh_tip_effects(evict_tips.skill, evict_tips.as_of);
+    IF NOT pg_catalog.isfinite(evict_tips.as_of) THEN
+        -- infinity is no instant: nothing may be retired, restored or fitted "as of" it.
+        RAISE EXCEPTION 'ctxgraph: evict_tips needs a finite as_of, got %', evict_tips.as_of
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- Decide on effects fitted to exactly the evidence up to as_of (a dry run too: the preview
+    -- must be what a real run would do); refit only if the last fit is not that one.
+    PERFORM ctxgraph.ensure_tip_effects(evict_tips.skill, evict_tips.as_of);
 
     -- One statement: the evidence is computed once, and the retirements and their log rows
     -- are written (unless dry_run) from that same set.
@@ -52,36 +59,7 @@ BEGIN
 END
 $$;
 
-CREATE OR REPLACE FUNCTION ctxgraph.restore_tip(skill text, tip_id bigint, as_of timestamptz DEFAULT now())
-RETURNS boolean
-LANGUAGE plpgsql
-SECURITY DEFINER
-SET search_path = pg_catalog, ctxgraph, pg_temp
-AS $$
-#variable_conflict use_column
-DECLARE
-    was_retired timestamptz;
-BEGIN
-    PERFORM ctxgraph._require_skill(restore_tip.skill);
-    SELECT t.retired_at INTO was_retired FROM ctxgraph.tips AS t
-     WHERE t.skill = restore_tip.skill AND t.id = restore_tip.tip_id
-       FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'ctxgraph: no % tip with id %', restore_tip.skill, coalesce(restore_tip.tip_id::text, 'NULL')
-            USING ERRCODE = 'no_data_found';
-    END IF;
-    IF was_retired IS NULL THEN
-        RETURN false;
-    END IF;
-    UPDATE ctxgraph.tips AS t SET retired_at = NULL
-     WHERE t.skill = restore_tip.skill AND t.id = restore_tip.tip_id;
-    IF restore_tip.as_of IS NULL THEN
-        RAISE EXCEPTION 'ctxgraph: restore_tip needs as_of' USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    UPDATE ctxgraph.tip_evictions AS e SET restored_at = greatest(restore_tip.as_of, e.retired_at)
-     WHERE e.skill = restore_tip.skill AND e.tip_id = restore_tip.tip_id AND e.restored_at IS NULL;
-    RETURN true;
-END
-$$;
+COMMENT ON FUNCTION ctxgraph.evict_tips(text, timestamptz, boolean) IS
+    'Retires (never deletes) the tips whose ctxgraph.tip_evidence as of as_of gives a reason, logging each in ctxgraph.tip_evictions; with dry_run (the default) only returns what it would retire.';
 
 COMMIT;

@@ -109,14 +109,15 @@ def test_per_skill_views_are_quoted_identifiers_not_pasted_text(conn: psycopg.Co
 
 
 def test_only_the_sql_module_executes_statements() -> None:
-    """ALL SQL in the package goes through store.py: no other module calls .execute / .executemany / .copy."""
+    """ALL SQL in the package goes through a store.py (the package's, and ctxgraph.fit's for the fit): no
+    other module calls .execute / .executemany / .copy / .cursor."""
     offenders = []
-    for path in sorted(PACKAGE.glob("*.py")):
+    for path in sorted(PACKAGE.rglob("*.py")):
         if path.name == "store.py":
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Attribute) and node.attr in {"execute", "executemany", "copy", "cursor"}:
-                offenders.append(f"{path.name}:{node.lineno} .{node.attr}")
+                offenders.append(f"{path.relative_to(PACKAGE)}:{node.lineno} .{node.attr}")
     assert offenders == []
 
 

@@ -9,6 +9,7 @@ holds the two to it while both exist).
 
 from __future__ import annotations
 
+import json
 import math
 from datetime import datetime, timezone
 from pathlib import Path
@@ -17,57 +18,29 @@ import numpy as np
 import psycopg
 import pytest
 
-from ctxgraph.fit import fit_skill
+from ctxgraph.fit import ensure_fit, fit_skill, fit_state
+from ctxgraph.fit.blame import follow_chance
 from ctxgraph.fit.store import write_fit
+from fit_worlds import attempt, blame, explaining_away_world, linked_world, row, scalar, set_parameter, tip
 
 ROOT = Path(__file__).resolve().parent.parent
 AS_OF = datetime(2026, 12, 1, tzinfo=timezone.utc)
+G, B = "fit_graded", "fit_binary"
 
 
 @pytest.fixture
 def db(conn: psycopg.Connection) -> psycopg.Connection:
-    """The test's connection with the pgTAP factories loaded (rolled back at the end)."""
+    """The test's connection with the pgTAP factories loaded and two skills of its own, a graded one
+    (G, as stig) and a binary one (B, as cve), whatever other tests left in stig and cve (all rolled
+    back at the end)."""
     for name in ("factories.sql", "factories_consumers.sql"):
         conn.execute((ROOT / "tests" / "fixtures" / name).read_text())
+    conn.execute("SELECT ctxgraph.add_skill(%s, 'graded'), ctxgraph.add_skill(%s, 'binary')", (G, B))
+    # The model as told: the judge's reliability and the failure rate of a followed misleading tip
+    # taken as configured (test_fitted_nuisances fits them).
+    conn.execute("UPDATE ctxgraph.parameters SET value = 0"
+                 " WHERE name IN ('blame.fit_judge_reliability', 'blame.fit_misleading_failure')")
     return conn
-
-
-def scalar(conn: psycopg.Connection, query: str, params=()):
-    return conn.execute(query, params).fetchone()[0]
-
-
-def set_parameter(conn: psycopg.Connection, name: str, value: float) -> None:
-    assert conn.execute("UPDATE ctxgraph.parameters SET value = %s WHERE name = %s", (value, name)).rowcount == 1
-
-
-def tip(conn: psycopg.Connection, skill: str, rule: str, body: str) -> int:
-    return scalar(conn, "SELECT tests.make_tip(%s, %s, %s)", (skill, rule, body))
-
-
-def attempt(conn: psycopg.Connection, skill: str, run: str, rule: str, tips: list[int], followed: list[int],
-            passed: bool, failure: str = "clean_failure") -> int:
-    """One first-try attempt in a run of its own, the judge's verdict per tip: followed when listed."""
-    attempt_id = scalar(
-        conn,
-        "SELECT tests.make_attempt_with_retrievals(%s, %s, %s, 1, %s, %s, %s, '2026-11-20 10:00+00')",
-        (skill, run, rule, tips, passed, None if passed else failure),
-    )
-    conn.execute(
-        "UPDATE ctxgraph.tip_retrievals SET tip_followed_llm = (tip_id = ANY (%s)) WHERE skill = %s AND attempt_id = %s",
-        (followed, skill, attempt_id),
-    )
-    return attempt_id
-
-
-def blame(fit, tip_id: int) -> float:
-    return fit.misleading(tip_id)
-
-
-def row(fit, tip_id: int) -> dict:
-    i = int(np.searchsorted(fit.tip_id, tip_id))
-    return {"effect": fit.effect[i], "std_error": fit.std_error[i], "upper": fit.upper_bound[i],
-            "lower": fit.lower_bound[i], "method": fit.method[i], "component": fit.component_tips[i],
-            "attempts": fit.attempts[i]}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -93,51 +66,75 @@ def row(fit, tip_id: int) -> dict:
 def test_by_hand(db: psycopg.Connection) -> None:
     for name in ("blame.base_rate_points", "blame.harm_share_points", "blame.max_sweeps"):
         set_parameter(db, name, 1)
-    a = tip(db, "stig", "R-hand-a", "tip A")
-    b = tip(db, "stig", "R-hand-b", "tip B")
+    a = tip(db, G, "R-hand-a", "tip A")
+    b = tip(db, G, "R-hand-b", "tip B")
     for g in range(1, 5):
-        attempt(db, "stig", f"hand-{g}", "R-hand-a", [a], [a] if g <= 2 else [], g > 2)
-        attempt(db, "stig", f"hand-{g}", "R-hand-b", [b], [b] if g > 2 else [], g <= 2, "health_failure")
-    fit = fit_skill(db, "stig", AS_OF)
+        attempt(db, G, f"hand-{g}", "R-hand-a", [a], [a] if g <= 2 else [], g > 2)
+        attempt(db, G, f"hand-{g}", "R-hand-b", [b], [b] if g > 2 else [], g <= 2, "health_failure")
+    fit = fit_skill(db, G, AS_OF)
     assert round(blame(fit, a), 6) == 0.168652
     assert round(blame(fit, b), 6) == 0.999994
-    c = tip(db, "stig", "R-hand-cd", "tip C")
-    d = tip(db, "stig", "R-hand-cd", "tip D")
-    attempt(db, "stig", "hand-cd-1", "R-hand-cd", [c, d], [c], False, "health_failure")
-    attempt(db, "stig", "hand-cd-2", "R-hand-cd", [c, d], [d], True)
-    fit = fit_skill(db, "stig", AS_OF)
+    c = tip(db, G, "R-hand-cd", "tip C")
+    d = tip(db, G, "R-hand-cd", "tip D")
+    attempt(db, G, "hand-cd-1", "R-hand-cd", [c, d], [c], False, "health_failure")
+    attempt(db, G, "hand-cd-2", "R-hand-cd", [c, d], [d], True)
+    fit = fit_skill(db, G, AS_OF)
     assert (round(blame(fit, c), 6), round(blame(fit, d), 6)) == (0.983319, 0.036189)
 
 
-def explaining_away_world(db: psycopg.Connection) -> dict[str, int]:
-    """M and H always retrieved together, a rule that fails for everyone, two tips never apart."""
-    t: dict[str, int] = {}
-    # R-pair (cve): H followed in all 12 attempts, M in the even ones, which all fail.
-    t["m"] = tip(db, "cve", "R-pair", "tip M")
-    t["h"] = tip(db, "cve", "R-pair", "tip H")
-    for g in range(1, 13):
-        attempt(db, "cve", f"pair-{g}", "R-pair", [t["m"], t["h"]], [t["m"], t["h"]] if g % 2 == 0 else [t["h"]],
-                g % 2 == 1)
-    # R-hard (cve): all ten attempts fail cleanly, whoever was followed.
-    t["c"] = tip(db, "cve", "R-hard", "tip C")
-    t["d"] = tip(db, "cve", "R-hard", "tip D")
-    t["e"] = tip(db, "cve", "R-hard", "tip E")
-    for g in range(1, 11):
-        followed = ([t["c"]] if g % 2 == 0 else []) + ([t["d"]] if g % 3 == 0 else []) + ([t["e"]] if g % 5 == 0 else [])
-        attempt(db, "cve", f"hard-{g}", "R-hard", [t["c"], t["d"], t["e"]], followed, False)
-    # R-same (stig): S1 and S2 followed together in the attempts that broke the system.
-    t["s1"] = tip(db, "stig", "R-same", "tip S1")
-    t["s2"] = tip(db, "stig", "R-same", "tip S2")
+def test_effects_by_hand(db: psycopg.Connection) -> None:
+    """Eight attempts at one rule: tip A ignored in four (3 pass, 1 fail) and followed in four (1 pass,
+    3 fail). With the penalty all but off (lambda 1e-6) the fit is the two-group logistic regression:
+    intercept logit(3/4) = ln 3, effect logit(1/4) - logit(3/4) = -2 ln 3 = -2.197, variance
+    1/(4 * 3/16) + 1/(4 * 3/16) = 8/3, so the std error is 1.633 and the bounds -2.197 -/+ 1.645 *
+    1.633: -4.883 and 0.489."""
+    set_parameter(db, "effects.ridge_lambda", 1e-6)
+    a = tip(db, B, "CVE-1", "tip A")
     for g in range(1, 9):
-        attempt(db, "stig", f"same-{g}", "R-same", [t["s1"], t["s2"]], [t["s1"], t["s2"]] if g % 2 == 0 else [],
-                g % 2 == 1, "health_failure")
-    return t
+        attempt(db, B, f"r{g}", "CVE-1", [a], [a] if g <= 4 else [], g in (1, 5, 6, 7))
+    fit = fit_skill(db, B, AS_OF)
+    r = row(fit, a)
+    assert (round(r["effect"], 3), round(r["std_error"], 3)) == (-2.197, 1.633)
+    assert (round(r["upper"], 3), round(r["lower"], 3)) == (0.489, -4.883)
+    i = int(np.searchsorted(fit.tip_id, a))
+    assert (fit.attempts[i], fit.followed_attempts[i], fit.co_followed_tips[i], fit.component_tips[i],
+            fit.method[i]) == (8, 4.0, 1, 1, "exact")
+    assert fit.effect_parameters["effects_converged"] and fit.effect_parameters["iterations"] < 25
+
+
+def test_effects_explain_away(db: psycopg.Connection) -> None:
+    """Rule b: whenever M was followed, H was too: H and M followed fail (x6), H alone passes (x6),
+    neither fails (x6). Rule c fails for everyone whatever is followed (X and Y in every pattern).
+    Rule d: W1 and W2 always followed together (fail x6) or ignored together (pass x6)."""
+    h, m = tip(db, G, "b", "helpful H"), tip(db, G, "b", "misleading M")
+    for g in range(1, 19):
+        attempt(db, G, f"b-{g}", "b", [h, m], [h, m] if g <= 6 else [h] if g <= 12 else [], 7 <= g <= 12)
+    x, y = tip(db, G, "c", "X"), tip(db, G, "c", "Y")
+    for g in range(1, 9):
+        attempt(db, G, f"c-{g}", "c", [x, y], [[x, y], [x], [y], []][g % 4], False)
+    w1, w2 = tip(db, G, "d", "W1"), tip(db, G, "d", "W2")
+    for g in range(1, 13):
+        attempt(db, G, f"d-{g}", "d", [w1, w2], [w1, w2] if g <= 6 else [], g > 6)
+    fit = fit_skill(db, G, AS_OF)
+    assert row(fit, h)["effect"] > 0 and row(fit, m)["upper"] < 0 and row(fit, m)["effect"] < row(fit, h)["effect"]
+    assert (row(fit, h)["component"], row(fit, h)["method"]) == (2, "exact") == (row(fit, m)["component"], row(fit, m)["method"])
+    for t in (x, y):
+        assert abs(row(fit, t)["effect"]) < 0.01 and row(fit, t)["upper"] > 0, "a rule that fails for everyone blames no tip"
+    assert row(fit, w1)["effect"] == row(fit, w2)["effect"] and row(fit, w1)["upper"] < 0
+    assert fit.co_followed_tips[np.searchsorted(fit.tip_id, w2)] == 2
+
+
+def test_a_verdict_read_at_its_base_rate() -> None:
+    """A verdict right 9 times in 10 means 0.9 only when scripts follow half the tips they see; where
+    they follow 3 in 10, a "followed" verdict means 0.27 / (0.27 + 0.07)."""
+    assert round(float(follow_chance(np.array(True), 0.9, 0.3)), 6) == round(0.27 / 0.34, 6)
+    assert round(float(follow_chance(np.array(True), 0.9, 0.5)), 6) == 0.9
 
 
 def test_explaining_away(db: psycopg.Connection) -> None:
-    t = explaining_away_world(db)
-    cve = fit_skill(db, "cve", AS_OF)
-    stig = fit_skill(db, "stig", AS_OF)
+    t = explaining_away_world(db, G, B)
+    cve = fit_skill(db, B, AS_OF)
+    stig = fit_skill(db, G, AS_OF)
     assert blame(cve, t["m"]) > 0.9, "M, followed in every failure, is blamed"
     assert blame(cve, t["h"]) < 0.05, "H, followed beside M in every failure and in every pass, is not"
     assert cve.blame_summary["blame_method"] == "exact" and cve.blame_summary["blame_converged"]
@@ -155,19 +152,19 @@ def test_work_budget(db: psycopg.Connection) -> None:
     """One sweep over cve weighs subsets x attempts x 15 grid cells: R-pair 2^2 x 12 x 15 = 720 and
     R-hard 2^3 x 10 x 15 = 1,200. Under 1,700 the blocks shrink to one tip each (720 + 3 x 2 x 10 x
     15 = 1,620); under 1,000 not even that fits, and the rules take point estimates (mean field)."""
-    t = explaining_away_world(db)
+    t = explaining_away_world(db, G, B)
     set_parameter(db, "blame.max_work", 1700)
-    fit = fit_skill(db, "cve", AS_OF)
+    fit = fit_skill(db, B, AS_OF)
     assert (fit.blame_summary["blame_block_tips"], fit.blame_summary["blame_method"]) == (1, "partitioned")
     assert blame(fit, t["m"]) > 0.5
     set_parameter(db, "blame.max_work", 1000)
-    fit = fit_skill(db, "cve", AS_OF)
+    fit = fit_skill(db, B, AS_OF)
     assert fit.blame_summary["blame_method"] == "mean_field" and fit.blame_summary["blame_converged"]
     assert blame(fit, t["m"]) > 0.9 and blame(fit, t["h"]) < 0.05
     assert all(blame(fit, t[k]) < 0.5 for k in "cde")
     assert fit.blame_summary["blame_moving_tips"] == 0 and fit.blame_summary["blame_last_tip_change"] < 1e-4
     set_parameter(db, "blame.max_sweeps", 1)
-    fit = fit_skill(db, "cve", AS_OF)
+    fit = fit_skill(db, B, AS_OF)
     assert not fit.blame_summary["blame_converged"] and fit.blame_summary["blame_sweeps"] == 1
     assert fit.blame_summary["blame_moving_tips"] > 0 and fit.blame_summary["blame_last_tip_change"] > 1e-3
 
@@ -176,7 +173,7 @@ def test_cosine_beside_the_judge(db: psycopg.Connection) -> None:
     """Rule R-bg's 40 attempts teach the fit how far this skill's cosine tells followed (near 0.8)
     from ignored (near 0.4). Rule R-k: N judged followed in all 12 attempts; K judged ignored in
     all, but its cosine says the failing (even) attempts took it (0.9) and the passing ones did not."""
-    db.execute("SELECT ctxgraph.add_skill('web', 'binary')")
+    db.execute("SELECT ctxgraph.add_skill('web', 'binary')")  # the cosine's own skill
     g1, g2 = tip(db, "web", "R-bg", "tip G1"), tip(db, "web", "R-bg", "tip G2")
     k, n = tip(db, "web", "R-k", "tip K"), tip(db, "web", "R-k", "tip N")
     for g in range(1, 41):
@@ -213,47 +210,32 @@ def test_cosine_beside_the_judge(db: psycopg.Connection) -> None:
 def test_overwhelming_evidence(db: psycopg.Connection) -> None:
     """X followed in all 150 failures of R-sure, each of which broke the system, and in none of its
     150 passes: the other subsets' likelihoods fall below e^-745, and the fit must survive it."""
-    x, y, z = (tip(db, "stig", "R-sure", f"tip {n}") for n in "XYZ")
+    x, y, z = (tip(db, G, "R-sure", f"tip {n}") for n in "XYZ")
     for g in range(1, 301):
         followed = ([x] if g % 2 == 0 else []) + ([y] if g % 3 == 0 else []) + ([z] if g % 5 == 0 else [])
-        attempt(db, "stig", f"sure-{g}", "R-sure", [x, y, z], followed, g % 2 == 1, "health_failure")
-    fit = fit_skill(db, "stig", AS_OF)
+        attempt(db, G, f"sure-{g}", "R-sure", [x, y, z], followed, g % 2 == 1, "health_failure")
+    fit = fit_skill(db, G, AS_OF)
     assert blame(fit, x) == 1 and blame(fit, y) < 0.01 and blame(fit, z) < 0.01
 
 
 @pytest.mark.parametrize(("name", "value"), [("blame.judge_reliability", 0.3), ("blame.cosine_with_judge", 0.5),
                                              ("effects.ridge_lambda", 0), ("effects.max_iterations", 0)])
 def test_parameters_out_of_range_are_refused(db: psycopg.Connection, name: str, value: float) -> None:
-    t = tip(db, "stig", "R-p", "tip P")
-    attempt(db, "stig", "p-1", "R-p", [t], [t], True)
+    t = tip(db, G, "R-p", "tip P")
+    attempt(db, G, "p-1", "R-p", [t], [t], True)
     set_parameter(db, name, value)
     with pytest.raises(ValueError, match="ctxgraph: (blame|effects)"):
-        fit_skill(db, "stig", AS_OF)
-
-
-def linked_world(db: psycopg.Connection) -> list[int]:
-    """Four rules of three tips, 30 attempts each; every attempt also retrieves one tip of the next
-    rule, so the twelve tips form one group. Tip 1 of each rule hurts, tip 3 helps (fixed hashes)."""
-    tips = {(r, k): tip(db, "stig", f"bw-{r}", f"blockwise tip {r}.{k}") for r in range(1, 5) for k in range(1, 4)}
-    rng = np.random.default_rng(7)
-    for r in range(1, 5):
-        for g in range(1, 31):
-            shown = [tips[(r, k)] for k in range(1, 4)] + [tips[(r % 4 + 1, 1 + g % 3)]]
-            followed = [t_id for t_id in shown if rng.random() < 0.5]
-            kinds = [k for (rr, k), t_id in tips.items() if t_id in followed]
-            p = 0.55 - 0.35 * kinds.count(1) + 0.25 * kinds.count(3)
-            attempt(db, "stig", f"bw-{r}-{g}", f"bw-{r}", shown, followed, rng.random() < p)
-    return sorted(tips.values())
+        fit_skill(db, G, AS_OF)
 
 
 def test_blockwise_equals_exact(db: psycopg.Connection) -> None:
     """A group over effects.max_component_tips gets the same effects, and std errors of its rule
     blocks with the others held fixed: positive and at most the exact ones."""
-    tips = linked_world(db)
-    exact = fit_skill(db, "stig", AS_OF)
+    tips = linked_world(db, G)
+    exact = fit_skill(db, G, AS_OF)
     assert all(row(exact, t)["method"] == "exact" and row(exact, t)["component"] == 12 for t in tips)
     set_parameter(db, "effects.max_component_tips", 1)
-    blockwise = fit_skill(db, "stig", AS_OF)
+    blockwise = fit_skill(db, G, AS_OF)
     z = blockwise.effect_parameters["effects.bound_z"]
     for t in tips:
         e, b = row(exact, t), row(blockwise, t)
@@ -264,59 +246,91 @@ def test_blockwise_equals_exact(db: psycopg.Connection) -> None:
     assert blockwise.effect_parameters["effects_converged"]
 
 
-def test_same_numbers_as_the_sql_fit(db: psycopg.Connection) -> None:
-    """While the PL/pgSQL fit exists, the two agree on a linked world and the explaining-away worlds,
-    exact, partitioned and in the mean field."""
-    if scalar(db, "SELECT to_regprocedure('ctxgraph.refresh_tip_effects(text, timestamptz)') IS NULL"):
-        pytest.skip("the PL/pgSQL fit is gone")
-    linked_world(db)
-    explaining_away_world(db)
-    for settings in ({}, {"blame.max_block_tips": 1, "effects.max_component_tips": 1}, {"blame.max_work": 100}):
-        for name, value in settings.items():
-            set_parameter(db, name, value)
-        for skill in ("stig", "cve"):
-            fit = fit_skill(db, skill, AS_OF)
-            db.execute("SELECT ctxgraph.refresh_tip_effects(%s, %s)", (skill, AS_OF))
-            stored = db.execute("SELECT tip_id, effect, std_error, misleading_probability, parameters"
-                                " FROM ctxgraph.tip_effects WHERE skill = %s ORDER BY tip_id", (skill,)).fetchall()
-            for tip_id, effect, std_error, misleading, parameters in stored:
-                i = int(np.searchsorted(fit.tip_id, tip_id))
-                assert fit.tip_id[i] == tip_id
-                if effect is None:
-                    assert math.isnan(fit.effect[i])
-                    continue
-                assert abs(fit.effect[i] - effect) < 1e-6, (settings, skill, tip_id)
-                assert abs(fit.std_error[i] - std_error) < 1e-5
-                assert abs(fit.misleading_probability[i] - misleading) < 1e-6, (settings, skill, tip_id)
-                assert fit.blame_summary["blame_method"] == parameters["blame_method"]
+PARITY = json.loads((ROOT / "tests" / "data" / "fit_parity.json").read_text())
+
+
+@pytest.mark.parametrize("case", PARITY["cases"], ids=[case["name"] for case in PARITY["cases"]])
+def test_same_numbers_as_the_released_fit(db: psycopg.Connection, case: dict) -> None:
+    """The numpy fit gives what the PL/pgSQL fit of @v0.6.0 gave on the same worlds (recorded by
+    scripts/record-fit-parity.py): effects within 1e-6, std errors within 1e-5, misleading
+    probabilities within 1e-6, exact, partitioned and in the mean field."""
+    linked_world(db, G)
+    explaining_away_world(db, G, B)
+    for name, value in case["parameters"].items():
+        set_parameter(db, name, value)
+    for role, expected in case["skills"].items():
+        skill = {"graded": G, "binary": B}[role]
+        fit = fit_skill(db, skill, AS_OF)
+        bodies = dict(db.execute("SELECT id, body FROM ctxgraph.tips WHERE skill = %s", (skill,)).fetchall())
+        assert fit.blame_summary["blame_method"] == expected["blame_method"]
+        seen = 0
+        for tip_id, body in bodies.items():
+            if body not in expected["tips"]:
+                continue
+            want = expected["tips"][body]
+            i = int(np.searchsorted(fit.tip_id, tip_id))
+            assert fit.method[i] == want["method"], body
+            assert abs(fit.effect[i] - want["effect"]) < 1e-6, body
+            assert abs(fit.std_error[i] - want["std_error"]) < 1e-5, body
+            assert abs(fit.misleading_probability[i] - want["misleading_probability"]) < 1e-6, body
+            seen += 1
+        assert seen == len(expected["tips"])
 
 
 def test_write_fit(db: psycopg.Connection) -> None:
-    """write_fit replaces the skill's rows whole and records the fit; ensure_tip_effects then reuses it."""
-    t = explaining_away_world(db)
-    fit = fit_skill(db, "cve", AS_OF)
+    """write_fit replaces the skill's rows whole and records the fit, which fit_state then calls current."""
+    t = explaining_away_world(db, G, B)
+    fit = fit_skill(db, B, AS_OF)
     assert write_fit(db, fit) == 5
-    stored = dict(db.execute("SELECT tip_id, misleading_probability FROM ctxgraph.tip_effects WHERE skill = 'cve'").fetchall())
+    stored = dict(db.execute("SELECT tip_id, misleading_probability FROM ctxgraph.tip_effects WHERE skill = %s",
+                             (B,)).fetchall())
     assert set(stored) == set(int(x) for x in fit.tip_id)
     assert abs(stored[t["m"]] - blame(fit, t["m"])) < 1e-15
     parameters = scalar(db, "SELECT parameters FROM ctxgraph.tip_effects WHERE tip_id = %s", (t["m"],))
     assert parameters["blame_method"] == "exact" and parameters["effects.ridge_lambda"] == 0.5
-    assert scalar(db, "SELECT evidence_version FROM ctxgraph.tip_effect_fits WHERE skill = 'cve'") == fit.evidence_version
-    fitted_at = scalar(db, "SELECT max(fitted_at) FROM ctxgraph.tip_effects WHERE skill = 'cve'")
-    db.execute("SELECT ctxgraph.ensure_tip_effects('cve', %s)", (AS_OF,))
-    assert scalar(db, "SELECT max(fitted_at) FROM ctxgraph.tip_effects WHERE skill = 'cve'") == fitted_at
+    assert scalar(db, "SELECT evidence_version FROM ctxgraph.tip_effect_fits WHERE skill = %s", (B,)) == fit.evidence_version
+    state = fit_state(db, B, AS_OF)
+    assert state.current and state.tips_changed == 0 and state.refit is None
+    run = ensure_fit(db, B, AS_OF)
+    assert not run.fitted, "a current fit is not refitted"
+    # One corrected outcome changes the evidence of the attempt's tips: stale by those, refitted.
+    attempt_id = scalar(db, "SELECT attempt_id FROM ctxgraph.tip_retrievals WHERE skill = %s AND tip_id = %s LIMIT 1",
+                        (B, t["m"]))
+    db.execute("UPDATE ctxgraph.attempts SET passed = NOT passed, failure_mode = CASE WHEN passed THEN 'clean_failure' END"
+               " WHERE skill = %s AND id = %s", (B, attempt_id))
+    state = fit_state(db, B, AS_OF)
+    assert not state.current and state.tips_changed == 2
+    assert state.refit == f"ctxgraph fit --skill {B} --as-of {AS_OF:%Y-%m-%dT%H:%M:%S}.000000Z"
+    assert ensure_fit(db, B, AS_OF).fitted and fit_state(db, B, AS_OF).current
 
 
 def test_write_refuses_an_incomplete_fit(db: psycopg.Connection) -> None:
-    explaining_away_world(db)
-    fit = fit_skill(db, "cve", AS_OF)
+    explaining_away_world(db, G, B)
+    fit = fit_skill(db, B, AS_OF)
     write_fit(db, fit)
-    before = db.execute("SELECT tip_id, misleading_probability FROM ctxgraph.tip_effects WHERE skill = 'cve' ORDER BY 1").fetchall()
+    before = db.execute("SELECT tip_id, misleading_probability FROM ctxgraph.tip_effects WHERE skill = %s ORDER BY 1",
+                        (B,)).fetchall()
     db.execute("SELECT ctxgraph.tip_fit_staging()")
     db.execute("INSERT INTO pg_temp.ctxgraph_tip_fit (tip_id, attempts, followed_attempts, method, evidence_version)"
                " VALUES (%s, 0, 0, 'no_evidence', 0)", (int(fit.tip_id[0]),))
     with pytest.raises(psycopg.errors.InvalidParameterValue, match="has no staged row"):
         with db.transaction():
-            db.execute("SELECT ctxgraph.write_tip_fit('cve', %s, 1, '{}', '{}')", (AS_OF,))
-    after = db.execute("SELECT tip_id, misleading_probability FROM ctxgraph.tip_effects WHERE skill = 'cve' ORDER BY 1").fetchall()
+            db.execute("SELECT ctxgraph.write_tip_fit(%s, %s, 1, '{}', '{}')", (B, AS_OF))
+    after = db.execute("SELECT tip_id, misleading_probability FROM ctxgraph.tip_effects WHERE skill = %s ORDER BY 1",
+                       (B,)).fetchall()
     assert after == before, "nothing was written"
+
+
+def test_the_evidence_stream_is_parsed_the_same_in_any_batches(db: psycopg.Connection, monkeypatch) -> None:
+    """The binary COPY is parsed while it arrives, whole rows at a time: batches that cut rows in
+    two give the same evidence as one batch for the whole stream."""
+    from ctxgraph.fit import store as ev
+
+    linked_world(db, G)
+    whole = ev.read_evidence(db, G, AS_OF)
+    monkeypatch.setattr(ev._RowStream, "BATCH", 101)  # not a multiple of a row's width
+    cut = ev.read_evidence(db, G, AS_OF)
+    assert whole.rows == cut.rows == 480
+    for name in ("tip_id", "attempt_key", "rule", "run", "follow_weight", "credit", "source", "followed",
+                 "follow_probability", "cosine"):
+        assert np.array_equal(getattr(whole, name), getattr(cut, name), equal_nan=True), name

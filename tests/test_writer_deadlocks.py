@@ -519,10 +519,19 @@ def test_a_tip_created_during_a_full_rebuild_waits_for_it(connections) -> None:
     setup.rollback()
 
 
+def write_no_evidence_fit(conn: psycopg.Connection, skill: str) -> None:
+    """A fit of a skill whose tips have no evidence, staged and written as ctxgraph.fit writes one."""
+    conn.execute("SELECT ctxgraph.tip_fit_staging()")
+    conn.execute("INSERT INTO pg_temp.ctxgraph_tip_fit (tip_id, attempts, followed_attempts, method, evidence_version)"
+                 " SELECT id, 0, 0, 'no_evidence', 0 FROM ctxgraph.tips WHERE skill = %s", (skill,))
+    conn.execute("SELECT ctxgraph.write_tip_fit(%s, %s, 0, '{}', '{}')", (skill, BASE_TIME))
+
+
 def test_a_fit_at_repeatable_read_behind_a_newer_one_is_a_serialization_failure(connections) -> None:
-    """Two fits of one skill's effects take turns (an advisory lock); a caller at REPEATABLE READ
-    whose snapshot predates the other's committed first fit cannot see those rows to replace
-    them, and gets 40001, the error a caller at that level retries, not 23505 on tip_effects."""
+    """Two writes of one skill's fit take turns (an advisory lock in write_tip_fit); a caller at
+    REPEATABLE READ whose snapshot predates the other's committed first fit cannot see those rows
+    to replace them, and gets 40001, the error a caller at that level retries, not 23505 on
+    tip_effects."""
     setup = connections()
     skill = f"fit_{uuid.uuid4().hex[:8]}"
     setup.execute("SELECT ctxgraph.add_skill(%s, 'graded')", (skill,))
@@ -533,10 +542,10 @@ def test_a_fit_at_repeatable_read_behind_a_newer_one_is_a_serialization_failure(
         late, first = connections(), connections()
         late.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
         late.execute("SELECT count(*) FROM ctxgraph.tip_effects WHERE skill = %s", (skill,))  # its snapshot
-        first.execute("SELECT ctxgraph.refresh_tip_effects(%s, %s)", (skill, BASE_TIME))
+        write_no_evidence_fit(first, skill)
         first.commit()
         with pytest.raises(errors.SerializationFailure):
-            late.execute("SELECT ctxgraph.refresh_tip_effects(%s, %s)", (skill, BASE_TIME))
+            write_no_evidence_fit(late, skill)
         late.rollback()
     finally:
         setup.execute("SELECT ctxgraph.drop_skill(%s)", (skill,))

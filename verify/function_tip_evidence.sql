@@ -33,7 +33,23 @@ BEGIN
                ('verify-run-' || (i % 2), attempt, tip_b, 'verify-rule', 2, true, '2026-01-01 10:00+00'::timestamptz + i * interval '1 hour');
         PERFORM ctxgraph.record_outcome('stig', attempt, i % 3 <> 0, CASE WHEN i % 3 = 0 THEN 'clean_failure' END);
     END LOOP;
-    PERFORM ctxgraph.refresh_tip_effects('stig', '2026-01-02');
+    IF to_regprocedure('ctxgraph.refresh_tip_effects(text, timestamptz)') IS NOT NULL THEN
+        -- Releases up to @v0.6.0 fitted in PL/pgSQL.
+        PERFORM ctxgraph.refresh_tip_effects('stig', '2026-01-02');
+    ELSE
+        -- Since, the fit (ctxgraph.fit) blames A and clears B; staged here as it would write them.
+        PERFORM ctxgraph.tip_fit_staging();
+        INSERT INTO pg_temp.ctxgraph_tip_fit (tip_id, effect, std_error, lower_bound, upper_bound, attempts, followed_attempts,
+                                              co_followed_tips, component_tips, method, misleading_probability, evidence_version)
+        SELECT t.id, f.effect, 0.5, f.effect - 0.8225, f.effect + 0.8225, coalesce(f.attempts, 0), coalesce(f.followed, 0),
+               CASE WHEN f.effect IS NOT NULL THEN 1 END, CASE WHEN f.effect IS NOT NULL THEN 2 END,
+               CASE WHEN f.effect IS NULL THEN 'no_evidence' ELSE 'exact' END, f.misleading, 0
+          FROM ctxgraph.tips AS t
+          LEFT JOIN (VALUES (tip_a, -1.5, 12, 4, 0.95), (tip_b, 0.1, 12, 12, 0.02)) AS f (tip, effect, attempts, followed, misleading)
+            ON f.tip = t.id
+         WHERE t.skill = 'stig';
+        PERFORM ctxgraph.write_tip_fit('stig', '2026-01-02', 0, '{}', '{}');
+    END IF;
     SELECT * INTO e FROM ctxgraph.tip_evidence('stig', '2026-01-02') AS x WHERE x.tip_id = tip_a;
     IF e.reason IS NULL OR e.reason NOT LIKE 'harmful when followed: misleading probability%' THEN
         RAISE EXCEPTION 'verify: tip A, harmful when followed, has no reason: %', row_to_json(e);

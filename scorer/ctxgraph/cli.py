@@ -1,5 +1,5 @@
-"""The ``ctxgraph`` command: ``score`` (the end-of-run scoring pass), ``load``, ``audit``, ``evaluate``,
-``simulate``.
+"""The ``ctxgraph`` command: ``score`` (the end-of-run scoring pass), ``load``, ``fit``, ``evict``, ``audit``,
+``evaluate``, ``calibrate``, ``simulate``.
 
 Exit status: 0 when the command completed (a pass with per-row NULLs has completed), 2 for usage
 errors (bad arguments, unreadable run log, unknown skill, a run log the write path refuses; for
@@ -82,6 +82,19 @@ def _share(text: str) -> float:
     return value
 
 
+def _instant(text: str):
+    """An ISO 8601 instant with its time zone, e.g. 2026-12-01T00:00:00Z."""
+    from datetime import datetime
+
+    try:
+        value = datetime.fromisoformat(text.replace("Z", "+00:00") if text.endswith("Z") else text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an ISO 8601 instant: {text!r}") from None
+    if value.tzinfo is None:
+        raise argparse.ArgumentTypeError(f"give the time zone too (e.g. {text}Z or {text}+00:00)")
+    return value
+
+
 def _positive_float(text: str) -> float:
     value = float(text)
     if not value > 0:
@@ -154,6 +167,30 @@ def build_parser() -> argparse.ArgumentParser:
     load.add_argument("--per-call", action="store_true",
                       help="replay each line through the four per-call write functions, one round trip each, "
                            "instead of one COPY and ctxgraph.ingest_run_log (same rows, much slower)")
+
+    fit = sub.add_parser(
+        "fit",
+        help="refit a skill's per-tip effects and blame (ctxgraph.tip_effects) unless the stored fit is current",
+        description="Read the skill's scored retrievals up to --as-of in one snapshot, fit the per-tip effects and "
+        "the blame model (ctxgraph.fit) and replace the skill's rows of ctxgraph.tip_effects in one transaction. "
+        "Nothing is fitted when ctxgraph.fit_state says the stored fit is already that of the evidence, unless --force.",
+    )
+    fit.add_argument("--skill", required=True)
+    fit.add_argument("--as-of", type=_instant, help="the instant whose evidence is fitted (default: now)")
+    fit.add_argument("--force", action="store_true", help="refit even when the stored fit is current")
+    fit.add_argument("--quiet", action="store_true", help="no progress lines")
+
+    evict = sub.add_parser(
+        "evict",
+        help="refit when stale, then preview (or --apply) ctxgraph.evict_tips",
+        description="Make the skill's fit current (as ctxgraph fit), then call ctxgraph.evict_tips: a preview of "
+        "what it would retire and why, or with --apply the retirements themselves (logged in ctxgraph.tip_evictions; "
+        "undo with ctxgraph.restore_tip).",
+    )
+    evict.add_argument("--skill", required=True)
+    evict.add_argument("--as-of", type=_instant, help="the instant eviction decides as of (default: now)")
+    evict.add_argument("--apply", action="store_true", help="retire the tips (default: a dry run)")
+    evict.add_argument("--quiet", action="store_true", help="no progress lines")
 
     audit = sub.add_parser("audit", help="the audit reports, in the terminal or as one HTML page")
     audit.add_argument("--skill", required=True)
@@ -333,6 +370,68 @@ def _load(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _fit(args: argparse.Namespace) -> int:
+    from ctxgraph import fit, store
+
+    conn = _connect()
+    with conn:
+        store.require_skill(conn, args.skill)
+        conn.commit()
+
+        def progress(line: str) -> None:
+            if not args.quiet:
+                print(line, file=sys.stderr, flush=True)
+
+        try:
+            run = fit.ensure_fit(conn, args.skill, args.as_of, force=args.force, progress=progress)
+        except ValueError as exc:  # parameters out of range
+            print(f"ctxgraph fit: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+    print(_fit_line(args.skill, run))
+    return EXIT_OK
+
+
+def _fit_line(skill: str, run) -> str:
+    if not run.fitted:
+        return f"{skill}: nothing to do, the stored fit is {run.state.describe()}"
+    blame = run.fit.blame_summary
+    settled = "settled" if blame.get("blame_converged", True) else "NOT settled"
+    return (f"{skill}: fitted {run.tips_with_evidence} tips with evidence ({run.fit.rows_read:,} scored retrievals) "
+            f"as of {run.state.as_of:%Y-%m-%d %H:%M:%S%z} in {run.seconds:.1f} s; blame {blame.get('blame_method')}, "
+            f"{blame.get('blame_sweeps')} sweeps, {settled}, misleading share {blame.get('fitted_misleading_share')}; "
+            f"was {run.state.describe()}")
+
+
+def _evict(args: argparse.Namespace) -> int:
+    from ctxgraph import fit, store
+
+    conn = _connect()
+    with conn:
+        store.require_skill(conn, args.skill)
+        conn.commit()
+
+        def progress(line: str) -> None:
+            if not args.quiet:
+                print(line, file=sys.stderr, flush=True)
+
+        try:
+            run = fit.ensure_fit(conn, args.skill, args.as_of, progress=progress)
+        except ValueError as exc:
+            print(f"ctxgraph evict: {exc}", file=sys.stderr)
+            return EXIT_USAGE
+        if not args.quiet:
+            print(_fit_line(args.skill, run), file=sys.stderr)
+        rows = store.Client(conn).evict_tips(args.skill, run.state.as_of, dry_run=not args.apply)
+        conn.commit()
+    verb = "retired" if args.apply else "would retire"
+    print(f"{args.skill}: {verb} {len(rows)} tips as of {run.state.as_of:%Y-%m-%d %H:%M:%S%z}")
+    for row in rows:
+        print(f"  tip {row['tip_id']}: {row['reason']}")
+    if not args.apply and rows:
+        print(f"to retire them: ctxgraph evict --skill {args.skill} --apply (undo one: SELECT ctxgraph.restore_tip(...))")
+    return EXIT_OK
+
+
 def _audit(args: argparse.Namespace) -> int:
     from ctxgraph import reports
 
@@ -416,8 +515,8 @@ def _calibrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-COMMANDS = {"score": _score, "load": _load, "audit": _audit, "evaluate": _evaluate, "simulate": _simulate,
-            "calibrate": _calibrate}
+COMMANDS = {"score": _score, "load": _load, "fit": _fit, "evict": _evict, "audit": _audit, "evaluate": _evaluate,
+            "simulate": _simulate, "calibrate": _calibrate}
 
 
 def _one_line(exc: BaseException) -> str:
@@ -433,6 +532,8 @@ INTERRUPTED = {
     "score": "written rows and answered verdicts are kept, the rest is scored next time",
     "load": "the files loaded before the one being read are kept, nothing of that one",
     "simulate": "its database is dropped, nothing is kept",
+    "fit": "the stored fit is the one before (a fit is written in one transaction)",
+    "evict": "a refit already written is kept; retirements are one transaction, all or none",
 }
 
 

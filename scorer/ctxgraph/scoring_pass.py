@@ -68,6 +68,7 @@ from ctxgraph import calibration as calibration_leg
 from ctxgraph import follow_signal
 from ctxgraph import judge as judge_leg
 from ctxgraph.embed import DEFAULT_MAX_CHUNKS, chunk_digest
+from ctxgraph.fit import ensure_fit
 from ctxgraph.runlog import AttemptRecord, ScriptIndex, read_run_log
 from ctxgraph.store import CachedVerdict, ClaimedRow, Client, RowScore, Store, VerdictKey
 
@@ -630,11 +631,12 @@ def _run(conn: psycopg.Connection, store: Store, config: PassConfig, summary: Pa
                              "(no attempt line, a truncated line or no fix_script); they stay unscored for a "
                              "pass with a complete log")
     if summary.stamped:
-        # New follow weights change every effect fit they touch: refit the skill's effects once,
-        # at the end, in a short transaction of its own. Through ensure_tip_effects, which records
-        # the fit, so that evict_tips right after the pass decides on it without refitting.
+        # New follow weights change every effect fit they touch: refit the skill's effects and
+        # blame once, at the end (ctxgraph.fit; its write is one short transaction), so that
+        # evict_tips right after the pass decides on a current fit.
         began = time.perf_counter()
-        summary.effects_fitted = Client(conn).ensure_tip_effects(config.skill)
+        run = ensure_fit(conn, config.skill)
+        summary.effects_fitted = run.tips_with_evidence or 0
         summary.effects_seconds = time.perf_counter() - began
 
 

@@ -1,11 +1,12 @@
 """``ctxgraph simulate``: a seeded world with known truth, written through the public write path.
 
 A world (JSON, documented in docs/simulator.md) has rules, tips per rule with a true kind (helpful,
-misleading, irrelevant), a Worker whose obedience changes from run to run, and a judge (or only an
-embedding) that reports whether each retrieved tip was followed. The simulator creates a throwaway
+misleading, irrelevant), optionally general tips of no rule shown beside every rule's, a Worker whose
+obedience changes from run to run, and a judge (or only an embedding) that reports whether each
+retrieved tip was followed. The simulator creates a throwaway
 database, deploys ctxgraph into it with sqitch, writes the whole history run by run as the agent and
 the scoring pass would (``log_retrievals``, ``save_attempt``, ``update_retrieval_attempt_ids``,
-``record_outcome``, then the three DEF-27 columns; ``refresh_tip_effects`` after the last run), and
+``record_outcome``, then the three DEF-27 columns; the attribution fit after the last run), and
 measures what ctxgraph concludes against the truth: Spearman rank correlation of each utility column
 with the tips' true value, eviction precision and recall, helpful tips evicted, and each detector
 view's precision and recall.
@@ -32,6 +33,7 @@ import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
 from ctxgraph import jsontext, store
+from ctxgraph.fit import ensure_fit
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_WORLD_PATH = ROOT / "samples" / "worlds" / "default.json"
@@ -65,8 +67,18 @@ DEFAULTS: dict[str, Any] = {
     "embedding": {"separation": 0.4, "sd": 0.15, "center": 0.6},
     "parameters": {},
 }
+# Keys samples/worlds/default.json leaves out, with their defaults: at these values they change nothing
+# (no draw is taken for them), so a world that leaves them out writes the history it wrote before they
+# existed, and its --json (whose "world" holds them only when they change something) is the same, byte
+# for byte. They make worlds where the blame model's fixed assumptions are wrong (docs/simulator.md).
+EXTRA_DEFAULTS: dict[str, Any] = {
+    "misleading_failure": 1.0,
+    "general_tips": {"count": 0, "per_attempt": 0},
+}
+KNOWN_KEYS = sorted({**DEFAULTS, **EXTRA_DEFAULTS})
 # Nested objects whose keys merge over the defaults (the others replace the default whole).
-_MERGED = {"true_value": {"misleading", "irrelevant"}, "embedding": {"separation", "sd", "center"}}
+_MERGED = {"true_value": {"misleading", "irrelevant"}, "embedding": {"separation", "sd", "center"},
+           "general_tips": {"count", "per_attempt", "tip_kinds"}}
 
 
 class WorldError(ValueError):
@@ -99,6 +111,10 @@ class World:
     embedding_only: bool
     embedding: dict[str, float]
     parameters: dict[str, float]
+    misleading_failure: float  # the chance that a followed misleading tip fails the attempt
+    general_tips: int  # tips of no rule, shown beside every rule's own
+    general_per_attempt: int  # general tips retrieved per attempt, after the rule's
+    general_kinds: dict[str, float]  # their kinds' shares (the world's tip_kinds unless given)
     source: dict[str, Any] = field(compare=False, repr=False)  # the merged world as given (for --json)
 
 
@@ -112,17 +128,23 @@ MAX_RETRIEVALS = 10_000_000
 
 def most_retrievals(world: World) -> int:
     """The most retrievals the world can write: every rule attempted max_attempts times in every run,
-    tips_per_attempt retrieved each time (a rule that passes stops earlier, so the history is smaller)."""
-    return world.runs * world.rules * world.max_attempts * world.tips_per_attempt
+    tips_per_attempt rule tips and general_tips.per_attempt general tips retrieved each time (a rule
+    that passes stops earlier, so the history is smaller)."""
+    per_attempt = world.tips_per_attempt + world.general_per_attempt
+    return world.runs * world.rules * world.max_attempts * per_attempt
 
 
 def check_size(world: World, limit: int | None = MAX_RETRIEVALS) -> None:
     """Raise WorldTooLarge when :func:`most_retrievals` exceeds ``limit`` (None: no limit)."""
     most = most_retrievals(world)
     if limit is not None and most > limit:
+        tips = str(world.tips_per_attempt)
+        if world.general_per_attempt:
+            tips = (f"{world.tips_per_attempt + world.general_per_attempt} "
+                    f"({world.tips_per_attempt} + {world.general_per_attempt} general)")
         raise WorldTooLarge(
             f"the world can write up to {most:,} retrievals ({world.runs} runs x {world.rules} rules x "
-            f"{world.max_attempts} attempts x {world.tips_per_attempt} tips), past the limit of {limit:,}: "
+            f"{world.max_attempts} attempts x {tips} tips), past the limit of {limit:,}: "
             "raise it with --max-retrievals N or lift it with --no-size-limit")
 
 
@@ -148,10 +170,10 @@ def validate_world(data: Any) -> World:
     """Merge a world over the defaults and check every key; raise WorldError naming the first problem."""
     if not isinstance(data, dict):
         raise WorldError("a world file holds one JSON object")
-    merged = copy.deepcopy(DEFAULTS)
+    merged = copy.deepcopy({**DEFAULTS, **EXTRA_DEFAULTS})
     for key, value in data.items():
-        if key not in DEFAULTS:
-            raise WorldError(f"unknown key {key!r} (known keys: {', '.join(sorted(DEFAULTS))})")
+        if key not in merged:
+            raise WorldError(f"unknown key {key!r} (known keys: {', '.join(KNOWN_KEYS)})")
         if key in _MERGED:
             if not isinstance(value, dict):
                 raise WorldError(f"{key} must be an object with keys {', '.join(sorted(_MERGED[key]))}")
@@ -176,18 +198,16 @@ def validate_world(data: Any) -> World:
         raise WorldError(f"tips_per_attempt ({tips_per_attempt}) exceeds tips_per_rule ({tips_per_rule})")
     max_attempts = _integer(w, "max_attempts", 1, 50)
 
-    kinds = w["tip_kinds"]
-    if not isinstance(kinds, dict):
-        raise WorldError("tip_kinds must be an object: {\"helpful\": share, \"misleading\": share, "
-                         "\"irrelevant\": share}")
-    for kind in kinds:
-        if kind not in KINDS:
-            raise WorldError(f"unknown tip kind {kind!r} in tip_kinds (known: {', '.join(KINDS)})")
-    shares = {kind: _number(kinds, kind, 0.0, 1.0, where="tip_kinds.", default=0.0) for kind in KINDS}
-    total = sum(shares.values())
-    if abs(total - 1.0) > 1e-6:
-        raise WorldError(f"tip_kinds shares must sum to 1, got {total:g} "
-                         f"({', '.join(f'{k} {v:g}' for k, v in shares.items())})")
+    shares = _kinds(w["tip_kinds"], "")
+    general = w["general_tips"]
+    general_count = _integer(general, "count", 0, 1000, where="general_tips.")
+    general_per_attempt = _integer(general, "per_attempt", 0, 100, where="general_tips.")
+    if general_per_attempt > general_count:
+        raise WorldError(f"general_tips.per_attempt ({general_per_attempt}) exceeds general_tips.count "
+                         f"({general_count})")
+    general_kinds = _kinds(general["tip_kinds"], "general_tips.") if "tip_kinds" in general else dict(shares)
+    if not general_count:
+        general_kinds = dict(shares)  # no general tip to share out: the same world as without the key
 
     strength = _interval(w, "helpful_strength", 0.0, 1.0)
     base = _interval(w, "base_pass_rate", 0.0, 1.0)
@@ -216,8 +236,39 @@ def validate_world(data: Any) -> World:
         base_pass_rate=base, impossible_rules=_number(w, "impossible_rules", 0.0, 1.0), obedience=obedience,
         harm_probability=_number(w, "harm_probability", 0.0, 1.0),
         judge_accuracy=_number(w, "judge_accuracy", 0.0, 1.0), embedding_only=embedding_only,
-        embedding=embedding, parameters={k: float(v) for k, v in parameters.items()}, source=w,
+        embedding=embedding, parameters={k: float(v) for k, v in parameters.items()},
+        misleading_failure=_number(w, "misleading_failure", 0.0, 1.0), general_tips=general_count,
+        general_per_attempt=general_per_attempt, general_kinds=general_kinds, source=w,
     )
+
+
+def _kinds(kinds: Any, where: str) -> dict[str, float]:
+    """The shares of a tip_kinds object (``where`` prefixes its key in messages): every kind, summing to 1."""
+    if not isinstance(kinds, dict):
+        raise WorldError(f"{where}tip_kinds must be an object: {{\"helpful\": share, \"misleading\": share, "
+                         "\"irrelevant\": share}")
+    for kind in kinds:
+        if kind not in KINDS:
+            raise WorldError(f"unknown tip kind {kind!r} in {where}tip_kinds (known: {', '.join(KINDS)})")
+    shares = {kind: _number(kinds, kind, 0.0, 1.0, where=f"{where}tip_kinds.", default=0.0) for kind in KINDS}
+    total = sum(shares.values())
+    if abs(total - 1.0) > 1e-6:
+        raise WorldError(f"{where}tip_kinds shares must sum to 1, got {total:g} "
+                         f"({', '.join(f'{k} {v:g}' for k, v in shares.items())})")
+    return shares
+
+
+def world_json(world: World) -> dict[str, Any]:
+    """The merged world for --json: every key of DEFAULTS, and each of EXTRA_DEFAULTS only when it changes
+    something (misleading_failure below 1, general tips), so that a world written before those keys
+    existed, or one spelling them out at their defaults, gives the same bytes."""
+    out = {k: world.source[k] for k in DEFAULTS}
+    if world.misleading_failure != 1.0:
+        out["misleading_failure"] = world.source["misleading_failure"]
+    if world.general_tips:
+        general = world.source["general_tips"]
+        out["general_tips"] = {**general, "tip_kinds": general.get("tip_kinds", world.source["tip_kinds"])}
+    return out
 
 
 def _finite(value: int | float) -> bool:
@@ -234,10 +285,10 @@ def _string(w: Mapping[str, Any], key: str) -> str:
     return w[key]
 
 
-def _integer(w: Mapping[str, Any], key: str, low: int, high: int) -> int:
+def _integer(w: Mapping[str, Any], key: str, low: int, high: int, *, where: str = "") -> int:
     value = w[key]
     if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
-        raise WorldError(f"{key} must be a whole number from {low} to {high}, got {value!r}")
+        raise WorldError(f"{where}{key} must be a whole number from {low} to {high}, got {value!r}")
     return value
 
 
@@ -293,7 +344,7 @@ class SimRule:
 class SimTip:
     index: int
     ref: str
-    rule: int
+    rule: int | None  # None: a general tip (rule_id NULL), shown beside every rule's own tips
     kind: str
     strength: float  # helpful tips only: the pass probability a follow adds
     true_value: float
@@ -302,7 +353,10 @@ class SimTip:
 
 
 def build_truth(world: World, rng: random.Random) -> tuple[list[SimRule], list[SimTip]]:
-    """Rules and tips with their true kinds: exact counts by the shares (largest remainder), shuffled."""
+    """Rules and tips with their true kinds: exact counts by the shares (largest remainder), shuffled.
+
+    The rules' tips come first, then the general tips (``rule`` None), drawn after every rule tip and
+    only when the world has some, so a world without them draws exactly what it drew before they existed."""
     n_impossible = round(world.impossible_rules * world.rules)
     impossible = set(rng.sample(range(world.rules), n_impossible))
     rules = [SimRule(r, f"sim_rule_{r + 1:03d}",
@@ -318,6 +372,14 @@ def build_truth(world: World, rng: random.Random) -> tuple[list[SimRule], list[S
         value = strength if kind == "helpful" else world.true_value[kind]
         tips.append(SimTip(i, f"r{rule + 1:03d}-t{slot + 1}", rule, kind, strength, value,
                            similarity=rng.uniform(0.55, 0.95)))
+    if world.general_tips:
+        general = _allocate(world.general_tips, world.general_kinds)
+        rng.shuffle(general)
+        for j, kind in enumerate(general):
+            strength = rng.uniform(*world.helpful_strength) if kind == "helpful" else 0.0
+            value = strength if kind == "helpful" else world.true_value[kind]
+            tips.append(SimTip(total + j, f"gen-t{j + 1}", None, kind, strength, value,
+                               similarity=rng.uniform(0.55, 0.95)))
     return rules, tips
 
 
@@ -463,22 +525,31 @@ def _run(conn: psycopg.Connection, world: World, seed: int, deploy_to: str | Non
     unknown = db.set_parameters(world.parameters)
     if unknown:
         raise WorldError(f"unknown parameter {unknown[0]!r}: not a row of ctxgraph.parameters in this schema")
-    has_refresh = db.has_function("ctxgraph.refresh_tip_effects(text, timestamptz)")
+    # The fit: ctxgraph.fit (numpy, written through write_tip_fit) on a schema that has it; the
+    # PL/pgSQL refresh_tip_effects on a release before it (--deploy-to @v0.6.0 and earlier).
+    has_numpy_fit = db.has_function("ctxgraph.write_tip_fit(text, timestamptz, numeric, jsonb, jsonb)")
+    has_refresh = not has_numpy_fit and db.has_function("ctxgraph.refresh_tip_effects(text, timestamptz)")
     has_evict = db.has_function("ctxgraph.evict_tips(text, timestamptz, boolean)")
 
     rules, tips = build_truth(world, rng)
-    ids = db.insert_tips(skill, [rules[t.rule].rule_id for t in tips],
-                         [f"Simulated tip {t.ref}" for t in tips], BASE_TIME - timedelta(days=1))
-    for tip, tip_id in zip(tips, ids, strict=True):
+    rule_tips = [t for t in tips if t.rule is not None]
+    general = [t for t in tips if t.rule is None]
+    ids = db.insert_tips(skill, [rules[t.rule].rule_id for t in rule_tips if t.rule is not None],
+                         [f"Simulated tip {t.ref}" for t in rule_tips], BASE_TIME - timedelta(days=1))
+    if general:
+        ids += db.insert_general_tips(skill, [f"Simulated general tip {t.ref}" for t in general],
+                                    BASE_TIME - timedelta(days=1))
+    for tip, tip_id in zip(rule_tips + general, ids, strict=True):
         tip.tip_id = tip_id
     conn.commit()
     by_rule: dict[int, list[SimTip]] = {}
-    for tip in tips:
+    for tip in rule_tips:
         by_rule.setdefault(tip.rule, []).append(tip)
 
     run_span = ATTEMPT_STEP * (world.rules * world.max_attempts) + RUN_GAP
     totals = {"attempts": 0, "passed": 0, "retrievals": 0, "followed": 0, "health_failures": 0,
-              "rules_passed": 0, "rule_runs": 0}
+              "rules_passed": 0, "rule_runs": 0, "general_retrievals": 0, "general_followed": 0,
+              "misleading_followed": 0, "misleading_spared": 0}
     end = BASE_TIME
     for run in range(world.runs):
         run_id = f"sim-run-{run + 1}"
@@ -501,8 +572,16 @@ def _run(conn: psycopg.Connection, world: World, seed: int, deploy_to: str | Non
                 noisy.sort(key=lambda pair: (-pair[0], pair[1].index))
                 shown = [t for _, t in noisy[: world.tips_per_attempt]]
                 scores = [score for score, _ in noisy[: world.tips_per_attempt]]
+                # Then the general tips: the same noise, the top general_tips.per_attempt after the
+                # rule's tips (ranks k+1 ...). No draw at all in a world without them.
+                if world.general_per_attempt:
+                    noisy = [(round(min(1.0, max(0.0, t.similarity + rng.gauss(0.0, noise))), 6), t)
+                             for t in general]
+                    noisy.sort(key=lambda pair: (-pair[0], pair[1].index))
+                    shown += [t for _, t in noisy[: world.general_per_attempt]]
+                    scores += [score for score, _ in noisy[: world.general_per_attempt]]
                 followed = [rng.random() < obedience for _ in shown]
-                passed, failure = _outcome(world, rule, shown, followed, rng)
+                passed, failure, misled = _outcome(world, rule, shown, followed, rng)
                 retrieval_ids = client.log_retrievals(skill, run_id, rule.rule_id, [t.tip_id for t in shown],
                                                       scores, retrieved_at)
                 started = retrieved_at + timedelta(seconds=5)
@@ -518,6 +597,12 @@ def _run(conn: psycopg.Connection, world: World, seed: int, deploy_to: str | Non
                 totals["attempts"] += 1
                 totals["retrievals"] += len(shown)
                 totals["followed"] += sum(followed)
+                totals["general_retrievals"] += sum(t.rule is None for t in shown)
+                pairs = list(zip(shown, followed, strict=True))
+                totals["general_followed"] += sum(f for t, f in pairs if t.rule is None)
+                if any(f and t.kind == "misleading" for t, f in pairs):
+                    totals["misleading_followed"] += 1
+                    totals["misleading_spared"] += not misled
                 totals["health_failures"] += failure == "health_failure"
                 if passed:
                     totals["passed"] += 1
@@ -529,8 +614,12 @@ def _run(conn: psycopg.Connection, world: World, seed: int, deploy_to: str | Non
         # earlier run would be replaced without moving a figure (about 3 s a run).
         scored_at = run_start + ATTEMPT_STEP * slot + timedelta(minutes=30)
         db.write_follow_signals(skill, *signals, scored_at)
-        if has_refresh and run == world.runs - 1:
-            client.refresh_tip_effects(skill, scored_at)
+        if run == world.runs - 1:
+            if has_refresh:
+                db.refresh_tip_effects_released(skill, scored_at)
+            conn.commit()
+            if has_numpy_fit:
+                ensure_fit(conn, skill, scored_at, force=True)
         conn.commit()
         end = scored_at
         say(f"run {run + 1}/{world.runs}: obedience {obedience:.2f}, {slot} attempts")
@@ -538,8 +627,20 @@ def _run(conn: psycopg.Connection, world: World, seed: int, deploy_to: str | Non
     metrics = measure(conn, world, tips, end, has_evict)
     conn.rollback()
     kinds = {k: sum(t.kind == k for t in tips) for k in KINDS}
+    truth_extra: dict[str, Any] = {}
+    if world.misleading_failure != 1.0:
+        truth_extra["misleading_followed_attempts"] = totals["misleading_followed"]
+        truth_extra["misleading_spared_attempts"] = totals["misleading_spared"]
+    if general:
+        truth_extra["general_tips"] = {
+            "tips": len(general),
+            "tips_by_kind": {k: sum(t.kind == k for t in general) for k in KINDS},
+            "per_attempt": world.general_per_attempt,
+            "retrievals": totals["general_retrievals"],
+            "followed_share": _ratio(totals["general_followed"], totals["general_retrievals"]),
+        }
     return {
-        "world": {k: world.source[k] for k in DEFAULTS},
+        "world": world_json(world),
         "seed": seed,
         "deployed": {"to": deploy_to or "HEAD", "last_change": db.last_change()},
         "truth": {
@@ -555,26 +656,33 @@ def _run(conn: psycopg.Connection, world: World, seed: int, deploy_to: str | Non
             "rule_runs_passed_share": _ratio(totals["rules_passed"], totals["rule_runs"]),
             "retrievals": totals["retrievals"],
             "followed_share": _ratio(totals["followed"], totals["retrievals"]),
+            **truth_extra,
         },
         **metrics,
     }
 
 
 def _outcome(world: World, rule: SimRule, shown: Sequence[SimTip], followed: Sequence[bool],
-             rng: random.Random) -> tuple[bool, str | None]:
-    """A followed misleading tip fails the attempt (a health failure with harm_probability); else the
-    rule's base pass rate plus the strengths of the followed helpful tips (a rule failing for everyone
-    stays at 0)."""
-    if any(f and t.kind == "misleading" for t, f in zip(shown, followed, strict=True)):
-        return False, "health_failure" if rng.random() < world.harm_probability else "clean_failure"
+             rng: random.Random) -> tuple[bool, str | None, bool]:
+    """Each followed misleading tip, in the order shown, fails the attempt with misleading_failure (a
+    health failure with harm_probability); if none does, the rule's base pass rate plus the strengths of
+    the followed helpful tips (a rule failing for everyone stays at 0). The third value says whether a
+    misleading tip failed it.
+
+    A misleading_failure of exactly 1 (the default) or 0 takes no draw, so a world at the default draws
+    what it drew before the key existed; the draws stop at the first tip that fails the attempt."""
+    p_fail = world.misleading_failure
+    for t, f in zip(shown, followed, strict=True):
+        if f and t.kind == "misleading" and (p_fail >= 1.0 or (p_fail > 0.0 and rng.random() < p_fail)):
+            return False, "health_failure" if rng.random() < world.harm_probability else "clean_failure", True
     if rule.impossible:
         p = 0.0
     else:
         p = rule.base_pass_rate + sum(t.strength for t, f in zip(shown, followed, strict=True)
                                       if f and t.kind == "helpful")
     if rng.random() < min(1.0, p):
-        return True, None
-    return False, "clean_failure"
+        return True, None, False
+    return False, "clean_failure", False
 
 
 def _signals(world: World, followed: bool, rng: random.Random) -> tuple[bool | None, float]:
@@ -736,13 +844,24 @@ def render(m: Mapping[str, Any]) -> str:
     obedience = truth["obedience"]
     mode = (f"embedding only (separation {world['embedding']['separation']:g})" if world["embedding_only"]
             else f"judge accuracy {world['judge_accuracy']:g}")
+    if "misleading_failure" in world:
+        mode += (f", a followed misleading tip fails {world['misleading_failure']:g} of the time "
+                 f"({truth['misleading_spared_attempts']} of {truth['misleading_followed_attempts']} "
+                 "attempts spared)")
+    general = truth.get("general_tips")
+    general_kinds = ""
+    per_attempt = f"{world['tips_per_attempt']} retrieved per attempt"
+    if general:
+        g = general["tips_by_kind"]
+        general_kinds = (f", {general['tips']} of them general ({g['helpful']} helpful, {g['misleading']} "
+                         f"misleading, {g['irrelevant']} irrelevant)")
+        per_attempt += f" + {general['per_attempt']} general"
     lines = [
         f"world {world['name']!r}, seed {m['seed']}, deployed to {m['deployed']['to']} "
         f"(last change {m['deployed']['last_change']})",
         f"truth: {truth['rules']} rules ({truth['rules_failing_for_everyone']} fail for everyone), "
         f"{truth['tips']} tips ({k['helpful']} helpful, {k['misleading']} misleading, "
-        f"{k['irrelevant']} irrelevant), "
-        f"{world['tips_per_attempt']} retrieved per attempt",
+        f"{k['irrelevant']} irrelevant){general_kinds}, {per_attempt}",
         f"history: {truth['runs']} runs, obedience {obedience[0]:.2f}->{obedience[-1]:.2f}, {mode}; "
         f"{truth['attempts']} attempts ({truth['attempts_passed']} passed, {truth['health_failures']} health "
         f"failures), {truth['retrievals']} retrievals, {_fmt(truth['followed_share'])} followed",

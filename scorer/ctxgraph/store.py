@@ -305,13 +305,17 @@ class Client:
         """ctxgraph.restore_tip: undo a retirement; True when the tip was retired."""
         return bool(self._call("restore_tip", [skill, tip_id], {"as_of": as_of}))
 
-    def refresh_tip_effects(self, skill: str, as_of: datetime | None = None) -> int:
-        """ctxgraph.refresh_tip_effects: refit the skill's per-tip effects; returns the tips with evidence."""
-        return int(self._call("refresh_tip_effects", [skill], {"as_of": as_of}))
+    def fit_state(self, skill: str, as_of: datetime | None = None):
+        """ctxgraph.fit_state: whether the stored fit is that of the evidence up to as_of, or how stale."""
+        from ctxgraph.fit import fit_state
 
-    def ensure_tip_effects(self, skill: str, as_of: datetime | None = None) -> int:
-        """ctxgraph.ensure_tip_effects: refit the effects unless the last fit is already that of as_of."""
-        return int(self._call("ensure_tip_effects", [skill], {"as_of": as_of}))
+        return fit_state(self.conn, skill, as_of)
+
+    def fit(self, skill: str, as_of: datetime | None = None, force: bool = False):
+        """Refit the skill's per-tip effects and blame (ctxgraph.fit) unless the stored fit is current."""
+        from ctxgraph.fit import ensure_fit
+
+        return ensure_fit(self.conn, skill, as_of, force=force)
 
     def tip_evidence(self, skill: str, as_of: datetime | None = None) -> list[Row]:
         """ctxgraph.tip_evidence: the evidence behind eviction, per tip, as of an instant."""
@@ -790,6 +794,33 @@ class SimulatorStore:
         if len(rows) != len(bodies):
             raise DatabaseError("insert_tips: tip bodies must be unique within a rule")
         return [int(tip_id) for _, tip_id in rows]
+
+    def insert_general_tips(self, skill: str, bodies: Sequence[str], created_at: datetime) -> list[int]:
+        """Insert tips of no rule (rule_id NULL) with the documented plain INSERT; return their ids in input
+        order (insert_tips matches what it inserted by rule_id, which these lack)."""
+        rows = self.conn.execute(
+            """
+            WITH new AS (
+                INSERT INTO ctxgraph.tips (skill, rule_id, body, created_at)
+                SELECT %s, NULL, v.body, %s
+                  FROM unnest(%s::text[]) WITH ORDINALITY AS v (body, ord)
+                 ORDER BY v.ord
+                RETURNING id, body
+            )
+            SELECT v.ord, new.id
+              FROM unnest(%s::text[]) WITH ORDINALITY AS v (body, ord)
+              JOIN new ON new.body = v.body
+             ORDER BY v.ord
+            """,
+            (skill, created_at, list(bodies), list(bodies)),
+        ).fetchall()
+        if len(rows) != len(bodies):
+            raise DatabaseError("insert_general_tips: tip bodies must be unique")
+        return [int(tip_id) for _, tip_id in rows]
+
+    def refresh_tip_effects_released(self, skill: str, as_of: datetime) -> None:
+        """The PL/pgSQL fit of a schema deployed to @v0.6.0 or earlier (ctxgraph.refresh_tip_effects)."""
+        self.conn.execute("SELECT ctxgraph.refresh_tip_effects(%s, %s)", (skill, as_of))
 
     def write_follow_signals(self, skill: str, retrieval_ids: Sequence[int], llm: Sequence[bool | None],
                              emb: Sequence[float | None], computed_at: datetime) -> int:

@@ -1,15 +1,22 @@
 -- Eviction: the ADR-0019 witness (run 7's cryptography collapse) and the rules in the header of
--- deploy/function_tip_evidence.sql: evidence counted by attempts, a tip retired on its own effect
--- when followed (ctxgraph.tip_effects: co-followed tips and the rule's difficulty explained away),
--- with minimum support, harm with less support, dry run first, reversible, and only evidence up to
--- as_of. The baseline and Wilson columns stay as evidence and are checked by hand.
+-- deploy/function_tip_evidence.sql: evidence counted by attempts, a tip retired on its own blame
+-- (ctxgraph.tip_effects.misleading_probability, co-followed tips and the rule's difficulty
+-- explained away by the attribution fit), with minimum support, harm with less support, dry run
+-- first, reversible, and only evidence up to as_of. The baseline and Wilson columns stay as
+-- evidence and are checked by hand.
+--
+-- The fit runs in Python (ctxgraph.fit; its numbers are tests/test_fit.py's), so here
+-- tests.write_fit stores, at each instant a scenario needs, the blame that fit gives this world:
+-- what SQL owns is deciding on the stored fit. evict_tips never refits: a retiring run refuses
+-- (55000, nothing retired) no fit, a fit that read evidence after its as_of, or one whose tips'
+-- evidence changed since it past eviction.max_unfitted_tips; a dry run on a stale fit still answers.
 --
 -- Instants: runs 4..7 happen on 2026-11-04 .. 2026-11-07; "before run 7" is 2026-11-06 23:59:59,
 -- "after run 7" is 2026-11-08 00:00:00. evict_tips always gets its as_of explicitly; the
 -- eviction_candidates view and restore_tip use now(), which is after every fixture instant.
 -- Floating values are compared after round(..., 6).
 BEGIN;
-SELECT plan(74);
+SELECT plan(81);
 
 -- ---------------------------------------------------------------------------------------------
 -- Fixtures. Follow verdicts: "ignored" = judge false (cosine 0.2), "followed" = judge true
@@ -74,9 +81,29 @@ SELECT tests.make_judged_attempt('stig', a.run_id, a.rule_id, a.n, a.tips, a.pas
         ('run-6', 'set_pam_pwquality_minlen', 2, ARRAY[:f]::bigint[], true, NULL, '2026-11-06 15:20:00+00', false)
        ) AS a (run_id, rule_id, n, tips, passed, mode, at, llm);
 
+-- The attribution fit after run 7, as ctxgraph.fit gives it: the five witness tips, always
+-- retrieved and followed together, share one column (co_followed_tips 5, as do P1..P5) and a
+-- misleading probability of 0.75; H and Ha 1.00; no other tip above 0.39 (X). Ha's effect stays
+-- uncertain (-1.09, std error 1.18: its upper bound is above 0). tests.write_fit stores one blame
+-- for every blamed tip and each tip in a column of its own; the rest is set here as the fit has it.
+CREATE FUNCTION pg_temp.write_fit_after_run_7(as_of timestamptz, witness bigint[], pre_def27 bigint[], h bigint, ha bigint)
+RETURNS void
+LANGUAGE sql
+AS $$
+    SELECT tests.write_fit('stig', as_of, witness || ARRAY[h, ha], blamed_probability => 0.75, cleared => 0.39);
+    UPDATE ctxgraph.tip_effects SET co_followed_tips = 5, component_tips = 5
+     WHERE skill = 'stig' AND tip_id = ANY (witness || pre_def27);
+    UPDATE ctxgraph.tip_effects SET misleading_probability = 1.0 WHERE skill = 'stig' AND tip_id IN (h, ha);
+    UPDATE ctxgraph.tip_effects SET effect = -1.09, std_error = 1.18, lower_bound = -1.09 - 1.645 * 1.18,
+                                    upper_bound = -1.09 + 1.645 * 1.18
+     WHERE skill = 'stig' AND tip_id = ha;
+$$;
+
 -- ---------------------------------------------------------------------------------------------
--- Before run 7 (6): outcome-only credit calls the witness tips helpful, follow-weighted credit
--- and the misleading-tip detector expose them, and eviction retires nothing.
+-- Before run 7 (8): outcome-only credit calls the witness tips helpful, follow-weighted credit
+-- and the misleading-tip detector expose them, and eviction retires nothing: not without a fit,
+-- and not on the fit, which blames H and Ha (0.99: each followed in one health failure) but finds
+-- them too little supported yet and clears the witness tips (0.30 at most: ignored, and passing).
 -- ---------------------------------------------------------------------------------------------
 SELECT results_eq(
     format($$SELECT tip_id, attempts, outcome_hit_rate, hit_rate, follow_rate FROM stig.tip_hit_rates
@@ -88,6 +115,12 @@ SELECT results_eq(
 SELECT set_eq($$SELECT tip_id FROM stig.misleading_tips WHERE rule_id = 'harden_sshd_macs_openssh_conf_crypto_policy'$$,
               ARRAY[:w1, :w2, :w3, :w4, :w5]::bigint[],
               'before run 7: misleading_tips flags all five witness tips');
+SELECT throws_ok($$SELECT * FROM ctxgraph.evict_tips('stig', as_of => '2026-11-06 23:59:59+00', dry_run => false)$$,
+                 '55000', NULL, 'before any fit: a retiring evict_tips raises 55000 (it never fits)');
+SELECT is((SELECT count(*) FROM stig.tips WHERE retired_at IS NOT NULL) + (SELECT count(*) FROM ctxgraph.tip_evictions),
+          0::bigint, 'before any fit: the refused run retired and logged nothing');
+SELECT tests.write_fit('stig', '2026-11-06 23:59:59+00', ARRAY[:h, :ha]::bigint[], blamed_probability => 0.99,
+                       cleared => 0.30) AS fitted_tips \gset
 SELECT is_empty($$SELECT 1 FROM stig.eviction_candidates$$,
                 'before run 7: eviction_candidates is empty (ignored tips are never blamed for passes)');
 SELECT is_empty($$SELECT * FROM ctxgraph.evict_tips('stig', as_of => '2026-11-06 23:59:59+00', dry_run => false)$$,
@@ -118,8 +151,11 @@ SELECT tests.make_judged_attempt('stig', 'run-7', a.rule_id, a.n, a.tips, a.pass
        ) AS a (rule_id, n, tips, passed, mode, at, llm);
 
 -- ---------------------------------------------------------------------------------------------
--- as_of (2): evidence after as_of is ignored.
+-- as_of (2): evidence after as_of is ignored. Run 7 changed the evidence the fit above read, so
+-- the fit of the evidence up to before run 7 is written again (the same blame).
 -- ---------------------------------------------------------------------------------------------
+SELECT tests.write_fit('stig', '2026-11-06 23:59:59+00', ARRAY[:h, :ha]::bigint[], blamed_probability => 0.99,
+                       cleared => 0.30) AS fitted_tips \gset
 SELECT is_empty($$SELECT * FROM ctxgraph.evict_tips('stig', as_of => '2026-11-06 23:59:59+00', dry_run => false)$$,
                 'evict_tips as of before run 7 retires nothing although run 7 is in the log');
 SELECT results_eq(
@@ -133,9 +169,10 @@ SELECT results_eq(
 -- 1 / (3 + 1) = 0.25. Rule baseline: the rule's attempts without W1 followed = the 3 passes
 -- (1.0) -> 1.0. Shortfall lower bound 1.0 - 0.25 = 0.75. The five witness tips were always
 -- retrieved and followed together: one column of the effects fit, one shared, clearly harmful
--- effect (the scoring pass refits the effects; here the test does, as of after run 7).
+-- effect (the scoring pass refits; here the fit it writes is stored, as of after run 7).
 -- ---------------------------------------------------------------------------------------------
-SELECT ctxgraph.refresh_tip_effects('stig', '2026-11-08 00:00:00+00') AS fitted_tips \gset
+SELECT pg_temp.write_fit_after_run_7('2026-11-08 00:00:00+00', ARRAY[:w1, :w2, :w3, :w4, :w5]::bigint[],
+                                     ARRAY[:p1, :p2, :p3, :p4, :p5]::bigint[], :h, :ha);
 SELECT results_eq(
     format($$SELECT attempts, runs, round(followed_attempts::numeric, 6), round(followed_outcome::numeric, 6),
                     round(outcome_upper_bound::numeric, 6), round(baseline_attempts::numeric, 6),
@@ -232,8 +269,33 @@ SELECT is((SELECT count(*) FROM stig.tip_hit_rates WHERE retired), 0::bigint,
           'after the dry run: tip_hit_rates shows no retired tip');
 
 -- ---------------------------------------------------------------------------------------------
--- The real run (9).
+-- A fit that is not the fit of the evidence asked about (5). First, one that read run 7 cannot
+-- retire as of before it. Then one more scored attempt (V, ignored, failing again) changes one
+-- tip's evidence after the fit: a dry run still answers on the stored fit (with a WARNING, silenced
+-- here), a retiring run refuses it until eviction.max_unfitted_tips accepts one unfitted tip.
 -- ---------------------------------------------------------------------------------------------
+SELECT throws_ok($$SELECT * FROM ctxgraph.evict_tips('stig', as_of => '2026-11-06 23:59:59+00', dry_run => false)$$,
+                 '55000', NULL, 'a retiring evict_tips as of before the fit''s as_of (a fit that read run 7) raises 55000');
+INSERT INTO made
+SELECT tests.make_judged_attempt('stig', 'run-7', 'enable_fips_mode', 3, ARRAY[:v]::bigint[], false, 'clean_failure',
+                                 '2026-11-07 13:40:00+00', false, 0.2);
+SELECT results_eq($$SELECT current, tips_changed FROM ctxgraph.fit_state('stig', '2026-11-08 00:00:00+00')$$,
+                  $$VALUES (false, 1::bigint)$$,
+                  'after V''s new attempt: fit_state calls the fit stale, one tip''s evidence changed since');
+SET LOCAL client_min_messages = error;
+SELECT set_eq($$SELECT tip_id FROM ctxgraph.evict_tips('stig', as_of => '2026-11-08 00:00:00+00')$$,
+              ARRAY[:w1, :w2, :w3, :w4, :w5, :h, :ha]::bigint[],
+              'a dry run on the stale fit still proposes the witness tips, H and Ha');
+RESET client_min_messages;
+SELECT throws_ok($$SELECT * FROM ctxgraph.evict_tips('stig', as_of => '2026-11-08 00:00:00+00', dry_run => false)$$,
+                 '55000', NULL, 'a retiring evict_tips on the stale fit raises 55000 (eviction.max_unfitted_tips 0)');
+SELECT is((SELECT count(*) FROM stig.tips WHERE retired_at IS NOT NULL) + (SELECT count(*) FROM ctxgraph.tip_evictions),
+          0::bigint, 'the refused run retired and logged nothing');
+
+-- ---------------------------------------------------------------------------------------------
+-- The real run (9), on that stale fit: eviction.max_unfitted_tips 1 accepts V's unfitted evidence.
+-- ---------------------------------------------------------------------------------------------
+UPDATE ctxgraph.parameters SET value = 1 WHERE name = 'eviction.max_unfitted_tips';
 CREATE TEMP TABLE evicted AS
 SELECT * FROM ctxgraph.evict_tips('stig', as_of => '2026-11-08 00:00:00+00', dry_run => false);
 
@@ -273,6 +335,10 @@ SELECT is((SELECT count(*) FROM ctxgraph.tip_evictions WHERE tip_id <> :ha), 6::
           'a second run adds no eviction log rows');
 SELECT is((SELECT count(*) FROM stig.tips), 17::bigint,
           'retiring never deletes: all 17 tips are still there');
+
+-- The next scoring pass refits: V's new attempt moves no tip's blame across the threshold.
+SELECT pg_temp.write_fit_after_run_7('2026-11-08 00:00:00+00', ARRAY[:w1, :w2, :w3, :w4, :w5]::bigint[],
+                                     ARRAY[:p1, :p2, :p3, :p4, :p5]::bigint[], :h, :ha);
 
 -- ---------------------------------------------------------------------------------------------
 -- restore_tip (10)

@@ -7,7 +7,7 @@
 -- against the catalog; then real attempts with SET LOCAL ROLE. Needs pgTAP, the fixtures of
 -- tests/fixtures/factories.sql, and a superuser (or CREATEROLE) session.
 BEGIN;
-SELECT plan(799);
+SELECT plan(794);
 
 CREATE ROLE ctxgraph_roles_probe NOLOGIN;
 -- ---------------------------------------------------------------------------------------------
@@ -173,8 +173,7 @@ SELECT set_eq(
                  ('function', 'ctxgraph.expose_skill_view(text)'),
                  ('function', 'ctxgraph.unexpose_skill_view(text)'),
                  ('function', 'ctxgraph.refresh_tip_stats(text, bigint[])'),
-                 ('function', 'ctxgraph.refresh_tip_effects(text, timestamp with time zone)'),
-                 ('function', 'ctxgraph.ensure_tip_effects(text, timestamp with time zone)'),
+                 ('function', 'ctxgraph.fit_state(text, timestamp with time zone)'),
                  ('function', 'ctxgraph.fit_snapshot(text)'),
                  ('function', 'ctxgraph.fit_evidence(text, timestamp with time zone)'),
                  ('function', 'ctxgraph.tip_fit_staging()'),
@@ -1979,7 +1978,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
           'column grants on cve.scoring_null_reasons: none');
 
 -- ---------------------------------------------------------------------------------------------
--- Functions (285): EXECUTE for each role, both ways; PUBLIC never.
+-- Functions (280): EXECUTE for each role, both ways; PUBLIC never.
 -- ---------------------------------------------------------------------------------------------
 SELECT function_privs_are('ctxgraph', 'save_attempt', ARRAY['text', 'text', 'text', 'integer', 'text', 'timestamp with time zone', 'timestamp with time zone']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
@@ -2746,36 +2745,21 @@ SELECT function_privs_are('ctxgraph', 'refresh_tip_stats', ARRAY['text', 'bigint
 SELECT function_privs_are('ctxgraph', 'refresh_tip_stats', ARRAY['text', 'bigint[]']::name[],
                           'ctxgraph_roles_probe', '{}'::name[],
                           'PUBLIC (a role with no grants) may not execute ctxgraph.refresh_tip_stats(text, bigint[])');
-SELECT function_privs_are('ctxgraph', 'refresh_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
+SELECT function_privs_are('ctxgraph', 'fit_state', ARRAY['text', 'timestamp with time zone']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
-                          'ctxgraph_writer may execute ctxgraph.refresh_tip_effects(text, timestamp with time zone)');
-SELECT function_privs_are('ctxgraph', 'refresh_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_writer may execute ctxgraph.fit_state(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'fit_state', ARRAY['text', 'timestamp with time zone']::name[],
                           'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
-                          'ctxgraph_scorer may execute ctxgraph.refresh_tip_effects(text, timestamp with time zone)');
-SELECT function_privs_are('ctxgraph', 'refresh_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.fit_state(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'fit_state', ARRAY['text', 'timestamp with time zone']::name[],
                           'ctxgraph_ranker', '{}'::name[],
-                          'ctxgraph_ranker may not execute ctxgraph.refresh_tip_effects(text, timestamp with time zone)');
-SELECT function_privs_are('ctxgraph', 'refresh_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
-                          'ctxgraph_analyst', '{}'::name[],
-                          'ctxgraph_analyst may not execute ctxgraph.refresh_tip_effects(text, timestamp with time zone)');
-SELECT function_privs_are('ctxgraph', 'refresh_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_ranker may not execute ctxgraph.fit_state(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'fit_state', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_analyst', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_analyst may execute ctxgraph.fit_state(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'fit_state', ARRAY['text', 'timestamp with time zone']::name[],
                           'ctxgraph_roles_probe', '{}'::name[],
-                          'PUBLIC (a role with no grants) may not execute ctxgraph.refresh_tip_effects(text, timestamp with time zone)');
-SELECT function_privs_are('ctxgraph', 'ensure_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
-                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
-                          'ctxgraph_writer may execute ctxgraph.ensure_tip_effects(text, timestamp with time zone)');
-SELECT function_privs_are('ctxgraph', 'ensure_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
-                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
-                          'ctxgraph_scorer may execute ctxgraph.ensure_tip_effects(text, timestamp with time zone)');
-SELECT function_privs_are('ctxgraph', 'ensure_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
-                          'ctxgraph_ranker', '{}'::name[],
-                          'ctxgraph_ranker may not execute ctxgraph.ensure_tip_effects(text, timestamp with time zone)');
-SELECT function_privs_are('ctxgraph', 'ensure_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
-                          'ctxgraph_analyst', '{}'::name[],
-                          'ctxgraph_analyst may not execute ctxgraph.ensure_tip_effects(text, timestamp with time zone)');
-SELECT function_privs_are('ctxgraph', 'ensure_tip_effects', ARRAY['text', 'timestamp with time zone']::name[],
-                          'ctxgraph_roles_probe', '{}'::name[],
-                          'PUBLIC (a role with no grants) may not execute ctxgraph.ensure_tip_effects(text, timestamp with time zone)');
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.fit_state(text, timestamp with time zone)');
 SELECT function_privs_are('ctxgraph', 'fit_snapshot', ARRAY['text']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
                           'ctxgraph_writer may execute ctxgraph.fit_snapshot(text)');

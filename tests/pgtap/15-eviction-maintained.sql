@@ -3,7 +3,8 @@
 -- seeded random data written through the write path (tips retrieved for other rules too, several
 -- runs, judge verdicts, cosines and probabilities, harm, restored tips), both paths must give what
 -- the released definition (@v0.5.0, transcribed below over scored_retrievals) gives, and the
--- maintained path must read no row of the log. Floating figures are compared after round(..., 9).
+-- maintained path must read no row of the log. evict_tips, deciding on the stored fit, proposes
+-- exactly the tips tip_evidence gives a reason. Floating figures are compared after round(..., 9).
 BEGIN;
 SELECT plan(11);
 SELECT setseed(0.515);
@@ -186,8 +187,15 @@ SELECT set_eq($$SELECT * FROM pg_temp.evidence('stig', '2026-12-01 00:00+00')$$,
               $$SELECT * FROM pg_temp.released_evidence('stig', '2026-12-01 00:00+00')$$,
               'after a follow weight changed: the maintained path equals the released definition');
 
--- 6. Eviction itself: the dry run on the maintained path decides as the log path does.
-SELECT ctxgraph.refresh_tip_effects('stig', '2026-12-01 00:00+00') AS fitted \gset
+-- 6. Eviction itself: the dry run on the maintained path decides as the log path does, both on
+--    the stored fit. The attribution fit (ctxgraph.fit) of this seeded world as of the instant
+--    blames 12 of the 36 tips above eviction.min_misleading_probability (0.62 to 1.00; no other
+--    tip above 0.57), 8 of them supported enough for a reason; those 12, by their place in
+--    world_tips, are stored as blamed.
+SELECT tests.write_fit('stig', '2026-12-01 00:00+00',
+                       ARRAY(SELECT w.id FROM (SELECT id, row_number() OVER (ORDER BY id) AS pos FROM world_tips) AS w
+                              WHERE w.pos IN (4, 15, 16, 17, 19, 22, 23, 26, 27, 28, 31, 36)),
+                       cleared => 0.56) AS fitted \gset
 SELECT set_eq($$SELECT tip_id, reason FROM ctxgraph.evict_tips('stig', '2026-12-01 00:00+00')$$,
               $$SELECT e.tip_id, e.reason FROM ctxgraph.tip_evidence('stig', '2026-12-01 00:00+00') AS e
                  WHERE e.reason IS NOT NULL AND NOT e.retired$$,

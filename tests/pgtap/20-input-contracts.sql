@@ -1,9 +1,10 @@
 -- Input contracts: what the write path accepts as an id and as a similarity, the NULL and unknown
--- skill arguments of the eviction, ranking and label functions, and the baseline of a restored tip.
+-- skill arguments of the eviction, ranking and label functions, the instants eviction and the fit's
+-- functions (fit_state, fit_evidence, write_tip_fit) accept, and the baseline of a restored tip.
 -- Every refusal carries the SQLSTATE the README documents (22004 for NULL, 22023 for a bad value)
 -- and writes nothing.
 BEGIN;
-SELECT plan(52);
+SELECT plan(56);
 
 SELECT ctxgraph.add_skill('ic20', 'graded') AS added \gset
 SELECT tests.make_tip('stig', 'ic-rule', 'input contract tip A') AS tip_a,
@@ -78,22 +79,6 @@ SELECT throws_ok($$SELECT * FROM ctxgraph.tip_evidence(NULL)$$, '22004', NULL, '
 SELECT throws_ok($$SELECT * FROM ctxgraph.tip_evidence('nosuch')$$, '22023', NULL, 'tip_evidence of an unknown skill raises 22023');
 SELECT throws_ok($$SELECT * FROM ctxgraph.tip_evidence('stig', NULL)$$, '22004', NULL, 'tip_evidence with a NULL as_of raises 22004');
 SELECT lives_ok($$SELECT * FROM ctxgraph.eviction_candidates$$, 'eviction_candidates still reads every skill''s evidence');
-
--- ---------------------------------------------------------------------------------------------
--- An as_of of infinity is no instant: 22023, before anything is recorded at it (6)
--- ---------------------------------------------------------------------------------------------
-SELECT throws_ok($$SELECT ctxgraph.evict_tips('stig', 'infinity', false)$$, '22023', NULL,
-                 'evict_tips at infinity raises 22023 (it would record tips retired at infinity)');
-SELECT throws_ok($$SELECT ctxgraph.evict_tips('stig', '-infinity', true)$$, '22023', NULL,
-                 'evict_tips at -infinity raises 22023, a dry run too');
-SELECT throws_ok(format($$SELECT ctxgraph.restore_tip('stig', %s, 'infinity')$$, :tip_a), '22023', NULL,
-                 'restore_tip at infinity raises 22023');
-SELECT throws_ok($$SELECT * FROM ctxgraph.tip_evidence('stig', 'infinity')$$, '22023', NULL,
-                 'tip_evidence at infinity raises 22023');
-SELECT throws_ok($$SELECT ctxgraph.ensure_tip_effects('stig', 'infinity')$$, '22023', NULL,
-                 'ensure_tip_effects at infinity raises 22023');
-SELECT throws_ok($$SELECT ctxgraph.refresh_tip_effects('stig', 'infinity')$$, '22023', NULL,
-                 'refresh_tip_effects at infinity raises 22023');
 SELECT throws_ok($$SELECT * FROM ctxgraph.rule_ranking(NULL, 'ic-rule')$$, '22004', NULL, 'rule_ranking with a NULL skill raises 22004');
 SELECT throws_ok($$SELECT * FROM ctxgraph.rule_ranking('nosuch', 'ic-rule')$$, '22023', NULL, 'rule_ranking of an unknown skill raises 22023');
 SELECT throws_ok($$SELECT * FROM ctxgraph.rule_ranking('stig', NULL)$$, '22004', NULL, 'rule_ranking with a NULL rule raises 22004');
@@ -108,6 +93,31 @@ SELECT throws_ok($$SELECT * FROM ctxgraph.follow_label_metrics('nosuch', ARRAY[1
                  'follow_label_metrics of an unknown skill raises 22023');
 SELECT throws_ok($$SELECT * FROM ctxgraph.follow_label_metrics(NULL, ARRAY[1]::bigint[], ARRAY[true])$$, '22004', NULL,
                  'follow_label_metrics with a NULL skill raises 22004');
+
+-- ---------------------------------------------------------------------------------------------
+-- An as_of of infinity is no instant: 22023, before anything is recorded or fitted at it; the
+-- fit's as_of NULL: 22004 (10)
+-- ---------------------------------------------------------------------------------------------
+SELECT throws_ok($$SELECT ctxgraph.evict_tips('stig', 'infinity', false)$$, '22023', NULL,
+                 'evict_tips at infinity raises 22023 (it would record tips retired at infinity)');
+SELECT throws_ok($$SELECT ctxgraph.evict_tips('stig', '-infinity', true)$$, '22023', NULL,
+                 'evict_tips at -infinity raises 22023, a dry run too');
+SELECT throws_ok(format($$SELECT ctxgraph.restore_tip('stig', %s, 'infinity')$$, :tip_a), '22023', NULL,
+                 'restore_tip at infinity raises 22023');
+SELECT throws_ok($$SELECT * FROM ctxgraph.tip_evidence('stig', 'infinity')$$, '22023', NULL,
+                 'tip_evidence at infinity raises 22023');
+SELECT throws_ok($$SELECT * FROM ctxgraph.fit_state('stig', 'infinity')$$, '22023', NULL,
+                 'fit_state at infinity raises 22023');
+SELECT throws_ok($$SELECT * FROM ctxgraph.fit_state('stig', NULL)$$, '22004', NULL,
+                 'fit_state with a NULL as_of raises 22004');
+SELECT throws_ok($$SELECT * FROM ctxgraph.fit_evidence('stig', 'infinity')$$, '22023', NULL,
+                 'fit_evidence at infinity raises 22023');
+SELECT throws_ok($$SELECT * FROM ctxgraph.fit_evidence('stig', NULL)$$, '22004', NULL,
+                 'fit_evidence with a NULL as_of raises 22004');
+SELECT throws_ok($$SELECT ctxgraph.write_tip_fit('stig', 'infinity', 0, '{}', '{}')$$, '22023', NULL,
+                 'write_tip_fit at infinity raises 22023 (it would stamp a fit as of infinity)');
+SELECT throws_ok($$SELECT ctxgraph.write_tip_fit('stig', NULL, 0, '{}', '{}')$$, '22004', NULL,
+                 'write_tip_fit with a NULL as_of raises 22004');
 
 -- ---------------------------------------------------------------------------------------------
 -- A restored tip's baseline is its control's (9)

@@ -1,14 +1,14 @@
 -- No owner-run function acts on a temporary object the caller made first. A temporary table is
 -- looked up by name in the caller's own session: a writer that made pg_temp.ctxgraph_run_log
 -- itself, with a BEFORE TRUNCATE trigger running ALTER ROLE ... SUPERUSER, became superuser when
--- ingest_staging (SECURITY DEFINER) emptied it; the scorer the same through scoring_results
--- (write_scoring_results), the writer through the effects fit's tables (refresh_tip_effects, so
--- ensure_tip_effects and evict_tips); the numpy fit's staging table (tip_fit_staging,
--- write_tip_fit) is guarded the same way. Every function that makes or reads a temporary table now
--- calls ctxgraph._refuse_foreign_temp_objects first with every name it uses; each entry point is
--- attacked as each role (temp_object_attack.psql) and fails cleanly with the role no superuser.
+-- ingest_staging (SECURITY DEFINER) emptied it; the scorer could do the same through
+-- scoring_results (write_scoring_results), and the writer and the scorer through the fit's staging
+-- table, ctxgraph_tip_fit (tip_fit_staging, write_tip_fit). Every function that makes or reads a
+-- temporary table calls ctxgraph._refuse_foreign_temp_objects first with every name it uses; each
+-- entry point is attacked as each role (temp_object_attack.psql) and fails cleanly with the role
+-- no superuser. And the fit reads its evidence as stored numbers, so no caller's setting steers it.
 BEGIN;
-SELECT plan(43);
+SELECT plan(31);
 
 SELECT tests.make_tip('stig', 'V-1', 'A: set PASS_MAX_DAYS 60') AS tip_a \gset
 SELECT tests.make_attempt_with_retrievals('stig', 'run-g', 'V-1', 1, ARRAY[:tip_a]::bigint[], false,
@@ -31,13 +31,10 @@ GRANT SELECT ON pg_temp.guarded_names TO PUBLIC;
 -- Every such function guards every name it uses (2)
 -- ---------------------------------------------------------------------------------------------
 SELECT set_eq($$SELECT DISTINCT fn::text FROM temp_users$$,
-              ARRAY['ctxgraph._blame_mean_field(double precision,double precision,double precision,integer)',
-                    'ctxgraph._fit_tip_blame(text,timestamp with time zone)',
-                    'ctxgraph.ingest_run_log(text)', 'ctxgraph.ingest_staging()',
-                    'ctxgraph.refresh_tip_effects(text,timestamp with time zone)',
+              ARRAY['ctxgraph.ingest_run_log(text)', 'ctxgraph.ingest_staging()',
                     'ctxgraph.write_scoring_results(text,uuid,jsonb)',
                     'ctxgraph.tip_fit_staging()', 'ctxgraph.write_tip_fit(text,timestamp with time zone,numeric,jsonb,jsonb)'],
-              'the functions that make or read temporary tables are the eight this file attacks');
+              'the functions that make or read temporary tables are the five this file attacks');
 SELECT is_empty($$SELECT u.fn::text || ': ' || u.name
                     FROM temp_users AS u JOIN pg_catalog.pg_proc AS p ON p.oid = u.fn
                    WHERE NOT EXISTS (SELECT 1
@@ -46,24 +43,18 @@ SELECT is_empty($$SELECT u.fn::text || ': ' || u.name
                 'each of them calls _refuse_foreign_temp_objects with every temporary name it uses');
 
 -- ---------------------------------------------------------------------------------------------
--- Each entry point attacked as each role (4 x 9)
+-- Each entry point attacked as each role (4 x 6)
 -- ---------------------------------------------------------------------------------------------
 -- The entry points a role can reach these functions through, each called so that it would use its
--- temporary tables (a fit as of an instant no fit was made for), and the first name it guards.
+-- temporary tables, and the first name it guards.
 CREATE TEMP TABLE entry_points (n integer, entry regprocedure, call text, first_name text);
 INSERT INTO entry_points VALUES
     (1, 'ctxgraph.ingest_staging()', 'SELECT ctxgraph.ingest_staging()', 'ctxgraph_run_log'),
     (2, 'ctxgraph.ingest_run_log(text)', $$SELECT * FROM ctxgraph.ingest_run_log('stig')$$, 'ctxgraph_run_log'),
     (3, 'ctxgraph.write_scoring_results(text, uuid, jsonb)',
         format($$SELECT * FROM ctxgraph.write_scoring_results('stig', %L, '[]')$$, :'pass'), 'scoring_results'),
-    (4, 'ctxgraph.refresh_tip_effects(text, timestamptz)',
-        $$SELECT ctxgraph.refresh_tip_effects('stig', '2026-11-30 00:00+00')$$, 'effect_units'),
-    (5, 'ctxgraph.ensure_tip_effects(text, timestamptz)',
-        $$SELECT ctxgraph.ensure_tip_effects('stig', '2026-11-30 00:00+00')$$, 'effect_units'),
-    (6, 'ctxgraph.evict_tips(text, timestamptz, boolean)',
-        $$SELECT * FROM ctxgraph.evict_tips('stig', '2026-11-30 00:00+00', true)$$, 'effect_units'),
-    (7, 'ctxgraph.tip_fit_staging()', 'SELECT ctxgraph.tip_fit_staging()', 'ctxgraph_tip_fit'),
-    (8, 'ctxgraph.write_tip_fit(text, timestamptz, numeric, jsonb, jsonb)',
+    (4, 'ctxgraph.tip_fit_staging()', 'SELECT ctxgraph.tip_fit_staging()', 'ctxgraph_tip_fit'),
+    (5, 'ctxgraph.write_tip_fit(text, timestamptz, numeric, jsonb, jsonb)',
         $$SELECT ctxgraph.write_tip_fit('stig', '2026-11-30 00:00+00', 0, '{}', '{}')$$, 'ctxgraph_tip_fit');
 GRANT SELECT ON pg_temp.entry_points TO PUBLIC;
 
@@ -92,16 +83,16 @@ $$;
 -- A type of a guarded name is refused too; the caller's own objects are its own again (4)
 -- ---------------------------------------------------------------------------------------------
 SET LOCAL ROLE ctxgraph_writer;
-CREATE TYPE pg_temp.effect_units AS (x integer);
-SELECT throws_ok($$SELECT ctxgraph.refresh_tip_effects('stig', '2026-11-30 00:00+00')$$, '42501',
-                 'ctxgraph: pg_temp.effect_units belongs to role ctxgraph_writer, not to '
+CREATE TYPE pg_temp.ctxgraph_tip_fit AS (x integer);
+SELECT throws_ok($$SELECT ctxgraph.tip_fit_staging()$$, '42501',
+                 'ctxgraph: pg_temp.ctxgraph_tip_fit belongs to role ctxgraph_writer, not to '
                  || (SELECT pg_get_userbyid(p.proowner) FROM pg_proc AS p
-                      WHERE p.oid = 'ctxgraph.refresh_tip_effects(text, timestamptz)'::regprocedure)
+                      WHERE p.oid = 'ctxgraph.tip_fit_staging()'::regprocedure)
                  || ': drop it, then call again',
-                 'writer: a type of its own named like a table of the fit is refused as well (42501)');
-DROP TYPE pg_temp.effect_units;
-SELECT lives_ok($$SELECT ctxgraph.refresh_tip_effects('stig', '2026-11-30 00:00+00')$$,
-                'writer: with its own objects dropped, the fit runs');
+                 'writer: a type of its own named like the fit''s staging table is refused as well (42501)');
+DROP TYPE pg_temp.ctxgraph_tip_fit;
+SELECT is(ctxgraph.tip_fit_staging(), 'pg_temp.ctxgraph_tip_fit',
+          'writer: with its own objects dropped, tip_fit_staging makes the staging table itself');
 CREATE TEMP TABLE ctxgraph_run_log (line bigint);
 SELECT throws_ok($$SELECT ctxgraph.ingest_staging()$$, '42501', NULL,
                  'writer: a plain staging table of its own, without a trigger, is refused all the same');
@@ -111,15 +102,19 @@ SELECT is(ctxgraph.ingest_staging(), 'pg_temp.ctxgraph_run_log',
 RESET ROLE;
 
 -- ---------------------------------------------------------------------------------------------
--- Nor does a caller's setting steer the owner-run fit (1)
+-- Nor does a caller's setting steer the fit (1)
 -- ---------------------------------------------------------------------------------------------
--- The fit groups tips by their weights written out as text; extra_float_digits of -15 merged tips
--- weighing 1/6 and 1/5 in the same attempts. The fit pins it.
-SELECT is_empty($$SELECT p.oid::regprocedure::text FROM pg_catalog.pg_proc AS p
-                   WHERE p.oid IN ('ctxgraph.refresh_tip_effects(text, timestamptz)'::regprocedure,
-                                   'ctxgraph._fit_tip_blame(text, timestamptz)'::regprocedure)
-                     AND NOT p.proconfig @> ARRAY['extra_float_digits=1']$$,
-                'refresh_tip_effects and _fit_tip_blame pin extra_float_digits: the caller''s cannot change the fit');
+-- The fit groups tips by their weights, compared as floats. Read as text, the weights would be
+-- what the session's extra_float_digits prints (at -15, 1/6 and 1/5 both print 0.2, and two tips
+-- would merge); fit_evidence answers in fixed-width numbers only, which the fit reads by a binary
+-- COPY as they are stored.
+SELECT is_empty($$SELECT a.name || ' ' || format_type(a.type, NULL)
+                    FROM pg_catalog.pg_proc AS p
+                   CROSS JOIN LATERAL unnest(p.proallargtypes, p.proargmodes, p.proargnames) AS a (type, mode, name)
+                    JOIN pg_catalog.pg_type AS t ON t.oid = a.type
+                   WHERE p.oid = 'ctxgraph.fit_evidence(text, timestamptz)'::regprocedure AND a.mode = 't'
+                     AND (t.typlen < 0 OR t.typcategory <> 'N')$$,
+                'fit_evidence answers in fixed-width numbers only: nothing the fit reads is text a session''s settings print');
 
 SELECT * FROM finish();
 ROLLBACK;

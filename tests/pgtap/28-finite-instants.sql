@@ -1,8 +1,8 @@
--- Every instant the log keeps is finite. A retrieval at +infinity sorted after every fit's as_of
--- for ever (ensure_tip_effects refitted on every call, tip_evidence read the whole log) and the
--- writer could not take it back. The write-path functions refuse infinity and -infinity with
--- 22023 (a bulk load naming the line); the tables' checks refuse them from a plain INSERT or UPDATE
--- with 23514. A finite instant in the future is kept as given.
+-- Every instant the log keeps is finite. A retrieval at +infinity would sort after every fit's
+-- as_of for ever (fit_state would call a fit current only as of its own instant, tip_evidence would
+-- read the whole log) and the writer could not take it back. The write-path functions refuse
+-- infinity and -infinity with 22023 (a bulk load naming the line); the tables' checks refuse them
+-- from a plain INSERT or UPDATE with 23514. A finite instant in the future is kept as given.
 BEGIN;
 SELECT plan(16);
 

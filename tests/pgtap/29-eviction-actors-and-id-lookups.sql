@@ -6,6 +6,10 @@
 -- table (stig.tip_retrievals WHERE id = ANY (...)) read the whole log: the keys lead with skill.
 -- Every partition of runs, attempts, tips and tip_retrievals now has an index that leads with id,
 -- a skill added later included.
+--
+-- Eviction decides on the stored fit and never fits itself (ctxgraph.fit does, in Python), so each
+-- scenario first stores, with tests.write_fit at the instant it asks about, the fit that blames
+-- the tips the attribution fit blames there: Ha, then Ha and Hs (misleading probability 1.00).
 BEGIN;
 SELECT plan(15);
 
@@ -14,6 +18,7 @@ SELECT count(tests.make_attempt_with_retrievals('stig', 'run-h' || i, 'R-h', 1, 
                                                 'health_failure')) AS attempts
   FROM generate_series(1, 3) AS i \gset
 UPDATE stig.tip_retrievals SET tip_followed_llm = true, tip_followed_computed_at = now() WHERE tip_id = :ha;
+SELECT tests.write_fit('stig', now() + interval '1 year', ARRAY[:ha]::bigint[], blamed_probability => 1.0) AS fitted \gset
 SELECT clock_timestamp() AS before_eviction \gset
 
 -- ---------------------------------------------------------------------------------------------
@@ -50,8 +55,8 @@ SELECT count(tests.make_attempt_with_retrievals('stig', 'run-s' || i, 'R-s', 1, 
                                                 'health_failure')) AS attempts
   FROM generate_series(1, 3) AS i \gset
 UPDATE stig.tip_retrievals SET follow_probability = 0.99, tip_followed_computed_at = now() WHERE tip_id = :hs;
--- tip_evidence reads the stored fit: make it the fit of this instant (evict_tips would).
-SELECT ctxgraph.ensure_tip_effects('stig', now() + interval '2 years') AS fitted \gset
+-- tip_evidence reads the stored fit: store the fit of this instant (the scoring pass would).
+SELECT tests.write_fit('stig', now() + interval '2 years', ARRAY[:ha, :hs]::bigint[], blamed_probability => 1.0) AS fitted \gset
 SELECT ok((SELECT e.reason ~ '; no judge verdict on any of its retrievals: followed or not per the no-judge signal alone$'
              FROM ctxgraph.tip_evidence('stig', now() + interval '2 years') AS e WHERE e.tip_id = :hs),
           'tip_evidence: a reason resting on the no-judge signal alone says so');

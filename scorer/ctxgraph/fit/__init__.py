@@ -1,12 +1,15 @@
 """The attribution fit: per-tip effects and blame, in numpy, written to ``ctxgraph.tip_effects``.
 
-:func:`fit_skill` reads a skill's evidence in one snapshot (:mod:`ctxgraph.fit.evidence`), fits the
+:func:`fit_skill` reads a skill's evidence in one snapshot (:mod:`ctxgraph.fit.store`, every statement of the fit), fits the
 effects (:mod:`ctxgraph.fit.effects`) and the blame (:mod:`ctxgraph.fit.blame`), and returns one
-row per tip of the skill; :func:`ctxgraph.fit.store.write_fit` writes them.
+row per tip of the skill; :func:`ctxgraph.fit.store.write_fit` writes them, and :func:`ensure_fit` does
+all three unless :func:`fit_state` says the stored fit is current.
 """
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal
@@ -17,9 +20,10 @@ import psycopg
 
 from ctxgraph.fit.blame import BlameParameters, fit_blame
 from ctxgraph.fit.effects import fit_effects
-from ctxgraph.fit.evidence import Evidence, read_evidence
+from ctxgraph.fit.evidence import Evidence
+from ctxgraph.fit.store import read_evidence, read_fit_state, write_fit
 
-__all__ = ["SkillFit", "fit_evidence", "fit_skill"]
+__all__ = ["FitRun", "FitState", "SkillFit", "ensure_fit", "fit_evidence", "fit_skill", "fit_state"]
 
 
 @dataclass
@@ -63,13 +67,11 @@ def fit_evidence(evidence: Evidence) -> SkillFit:
     z = _param(values, "effects.bound_z")
     max_columns = int(_param(values, "effects.max_component_tips"))
     max_iterations = int(_param(values, "effects.max_iterations"))
-    max_sweeps = int(_param(values, "effects.max_sweeps"))
-    if ridge <= 0 or max_iterations < 1 or max_sweeps < 1:
-        raise ValueError("ctxgraph: effects.ridge_lambda must be positive, effects.max_iterations and "
-                         "effects.max_sweeps at least 1")
+    if ridge <= 0 or max_iterations < 1:
+        raise ValueError("ctxgraph: effects.ridge_lambda must be positive and effects.max_iterations at least 1")
     blame_params = BlameParameters.from_parameters(values)
     effects = fit_effects(evidence, ridge_lambda=ridge, max_component_tips=max_columns,
-                          max_iterations=max_iterations, max_sweeps=max_sweeps)
+                          max_iterations=max_iterations)
     blame = fit_blame(evidence, blame_params)
     tips = evidence.skill_tips
     n = tips.size
@@ -110,7 +112,7 @@ def fit_evidence(evidence: Evidence) -> SkillFit:
         misleading_probability=misleading,
         effect_parameters={"effects.ridge_lambda": ridge, "effects.bound_z": z,
                            "effects.max_component_tips": max_columns, "effects.max_iterations": max_iterations,
-                           "effects.max_sweeps": max_sweeps, "iterations": effects.iterations,
+                           "iterations": effects.iterations,
                            "effects_converged": effects.converged},
         blame_summary=blame.summary,
         rows_read=evidence.rows,
@@ -120,3 +122,66 @@ def fit_evidence(evidence: Evidence) -> SkillFit:
 def fit_skill(conn: psycopg.Connection, skill: str, as_of: datetime) -> SkillFit:
     """Read ``skill``'s evidence up to ``as_of`` and fit it (nothing is written)."""
     return fit_evidence(read_evidence(conn, skill, as_of))
+
+
+@dataclass(frozen=True)
+class FitState:
+    """``ctxgraph.fit_state``: whether the stored fit is that of the evidence up to ``as_of``."""
+
+    as_of: datetime
+    fitted_at: datetime | None
+    fit_as_of: datetime | None
+    current: bool
+    parameters_changed: bool
+    tips_changed: int
+    attempts_after: int
+    refit: str | None
+
+    def describe(self) -> str:
+        if self.fitted_at is None:
+            return "never fitted"
+        if self.current:
+            return f"current, fitted {self.fitted_at:%Y-%m-%d %H:%M:%S%z} as of {self.fit_as_of:%Y-%m-%d %H:%M:%S%z}"
+        changed = ", parameters changed" if self.parameters_changed else ""
+        return (f"stale: {self.tips_changed} tips' evidence changed, {self.attempts_after} scored attempts after its "
+                f"as of {self.fit_as_of:%Y-%m-%d %H:%M:%S%z}{changed}")
+
+
+def fit_state(conn: psycopg.Connection, skill: str, as_of: datetime | None = None) -> FitState:
+    """Read ``ctxgraph.fit_state(skill, as_of)`` (as_of: the database's now() when None)."""
+    as_of, fitted_at, fit_as_of, current, changed, tips, attempts, refit = read_fit_state(conn, skill, as_of)
+    return FitState(as_of, fitted_at, fit_as_of, bool(current), bool(changed), int(tips), int(attempts), refit)
+
+
+@dataclass
+class FitRun:
+    """What :func:`ensure_fit` did."""
+
+    state: FitState  # before
+    fitted: bool
+    tips_with_evidence: int | None
+    seconds: float
+    fit: SkillFit | None
+
+
+def ensure_fit(conn: psycopg.Connection, skill: str, as_of: datetime | None = None, *, force: bool = False,
+               progress: Callable[[str], None] | None = None) -> FitRun:
+    """Make ``ctxgraph.tip_effects`` the fit of ``skill``'s evidence up to ``as_of`` (now when None).
+
+    Fits and writes only when the stored fit is not already that one (``ctxgraph.fit_state``), or
+    always with ``force``. The connection must not be inside a transaction.
+    """
+    began = time.perf_counter()
+    state = fit_state(conn, skill, as_of)
+    if state.current and not force:
+        return FitRun(state, False, None, time.perf_counter() - began, None)
+    say = progress or (lambda line: None)
+    evidence = read_evidence(conn, skill, state.as_of)
+    say(f"fit {skill}: read {evidence.rows:,} scored retrievals in {time.perf_counter() - began:.1f} s")
+    fit = fit_evidence(evidence)
+    blame = fit.blame_summary
+    say(f"fit {skill}: effects in {fit.effect_parameters['iterations']} Newton iterations, blame "
+        f"{blame.get('blame_method')} in {blame.get('blame_sweeps')} sweeps"
+        f"{'' if blame.get('blame_converged', True) else ' (not settled)'} ({time.perf_counter() - began:.1f} s)")
+    written = write_fit(conn, fit)
+    return FitRun(state, True, written, time.perf_counter() - began, fit)

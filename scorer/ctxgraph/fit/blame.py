@@ -28,7 +28,7 @@ share only a cross-retrieval now and then, together.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import numpy as np
@@ -40,6 +40,8 @@ from ctxgraph.fit.groups import identical_columns
 __all__ = ["BlameFit", "BlameParameters", "fit_blame", "follow_chance"]
 
 TINY = 1e-300
+# The values of d (blame.misleading_failure) whose fits blame.fit_misleading_failure compares.
+FAILURE_GRID = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,8 @@ class BlameParameters:
     cosine_with_judge: float = 1.0
     max_sweeps: int = 100
     max_work: float = 1e7
+    fit_judge_reliability: float = 0.0
+    fit_misleading_failure: float = 0.0
 
     @classmethod
     def from_parameters(cls, values: dict[str, float]) -> "BlameParameters":
@@ -73,6 +77,8 @@ class BlameParameters:
             cosine_with_judge=get("cosine_with_judge", 1),
             max_sweeps=int(get("max_sweeps", 100)),
             max_work=get("max_work", 1e7),
+            fit_judge_reliability=get("fit_judge_reliability", 0),
+            fit_misleading_failure=get("fit_misleading_failure", 0),
         )
         p.check()
         return p
@@ -82,11 +88,13 @@ class BlameParameters:
                 and 0 <= self.misleading_failure <= 1 and 0 < self.prior_misleading < 1
                 and 0 <= self.unexplained_harm <= 1 and 1 <= self.max_block_tips <= 16
                 and self.cosine_with_judge in (0, 1) and self.base_rate_points >= 1
-                and self.harm_share_points >= 1 and self.max_sweeps >= 1 and self.max_work > 0):
+                and self.harm_share_points >= 1 and self.max_sweeps >= 1 and self.max_work > 0
+                and self.fit_judge_reliability in (0, 1) and self.fit_misleading_failure in (0, 1)):
             raise ValueError(
                 "ctxgraph: blame.* parameters out of range (reliabilities in [0.5, 1], misleading_failure and "
                 "unexplained_harm in [0, 1], prior_misleading in (0, 1), max_block_tips in [1, 16], cosine_with_judge "
-                "0 or 1, base_rate_points, harm_share_points and max_sweeps at least 1, max_work positive)"
+                "0 or 1, base_rate_points, harm_share_points and max_sweeps at least 1, max_work positive, "
+                "fit_judge_reliability and fit_misleading_failure 0 or 1)"
             )
 
 
@@ -117,28 +125,41 @@ def follow_chance(followed: np.ndarray, r: np.ndarray, o: np.ndarray, cosine: np
     return top / (top + (1 - o) * disagree)
 
 
-def _base_rates(run: np.ndarray, source: np.ndarray, followed: np.ndarray, r: np.ndarray, n_runs: int
-                ) -> np.ndarray:
-    """The rate o at which scripts follow tips, per (run, source), from the verdicts (NaN: none)."""
-    rates = np.full((n_runs, len(SOURCE_CODES)), np.nan)
-    verdict = ~np.isnan(r) & (followed >= 0)
+def _rate_from_share(share, reliability: float):
+    """The base rate o behind a share of "followed" verdicts right with reliability r either way:
+    share = r o + (1 - r)(1 - o), kept inside [0.02, 0.98]."""
+    reliability = np.asarray(reliability, dtype=float)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        inverted = np.clip((share - (1 - reliability)) / (2 * reliability - 1), 0.02, 0.98)
+        return np.where(2 * reliability - 1 < 1e-6, share, inverted)
+
+
+def _verdict_shares(run: np.ndarray, source: np.ndarray, followed: np.ndarray, has_r: np.ndarray, n_runs: int
+                    ) -> np.ndarray:
+    """Per (run, source), the share of verdicts that say followed, drawn towards the source's share
+    over the skill as if 20 more verdicts had it (NaN: no verdict): obedience changes between runs."""
+    shares = np.full((n_runs, len(SOURCE_CODES)), np.nan)
+    verdict = has_r & (followed >= 0)
     for code in np.unique(source[verdict]):
         rows = verdict & (source == code)
         skill_share = followed[rows].mean()
         count = np.bincount(run[rows], minlength=n_runs)
         hits = np.bincount(run[rows], weights=followed[rows].astype(float), minlength=n_runs)
-        reliability = r[rows][0]
         share = (hits + 20 * skill_share) / (count + 20)
-        if 2 * reliability - 1 < 1e-6:
-            o = share
-        else:
-            o = np.clip((share - (1 - reliability)) / (2 * reliability - 1), 0.02, 0.98)
-        rates[count > 0, code] = o[count > 0]
-    return rates
+        shares[count > 0, code] = share[count > 0]
+    return shares
 
 
-def _cosine_normals(evidence: Evidence, base: np.ndarray, r_judge: float, use: bool):
-    """The cosine's normals for followed and ignored scripts, fitted by EM on the judge's noisy labels."""
+def _cosine_normals(evidence: Evidence, judge_shares: np.ndarray, r_judge: float, use: bool, fit_reliability: bool):
+    """The cosine's normals for followed and ignored scripts, fitted by EM on the judge's noisy labels.
+
+    With ``fit_reliability`` the judge's reliability is fitted too: judge and cosine are two
+    independent looks at whether the script followed, so how often the judge agrees with the
+    cosine's reading tells how often it is right (a latent class with one binary and one normal
+    indicator). The configured reliability weighs as much as 100 verdicts, so where the cosine
+    hardly separates followed from ignored the fit stays near it. Returns (mu1, mu0, spread,
+    iterations, reliability) or None.
+    """
     rows = (evidence.source == SOURCE_CODES["judge"]) & (evidence.followed >= 0) & ~np.isnan(evidence.cosine)
     if not rows.any():
         return None
@@ -162,13 +183,15 @@ def _cosine_normals(evidence: Evidence, base: np.ndarray, r_judge: float, use: b
         return None
     mu1, mu0 = sc[b_fol].sum() / n1, sc[~b_fol].sum() / n0
     spread = float(np.sum(scc - 2 * np.where(b_fol, mu1, mu0) * sc + n * np.where(b_fol, mu1, mu0) ** 2) / n.sum())
-    o = base[b_run, SOURCE_CODES["judge"]]
+    share = judge_shares[b_run]
+    reliability = r_judge
     iterations = 0
     while True:
         iterations += 1
         if spread < 1e-9 or mu1 <= mu0 or iterations > 50:
             break
-        wt = follow_chance(b_fol, r_judge, o, c, mu1, mu0, spread)
+        o = _rate_from_share(share, reliability)
+        wt = follow_chance(b_fol, reliability, o, c, mu1, mu0, spread)
         s1, s0 = float(np.sum(n * wt)), float(np.sum(n * (1 - wt)))
         if s1 < 1e-9 or s0 < 1e-9:
             break
@@ -177,11 +200,33 @@ def _cosine_normals(evidence: Evidence, base: np.ndarray, r_judge: float, use: b
         moved = max(abs(sc1 / s1 - mu1), abs(sc0 / s0 - mu0))
         mu1, mu0 = sc1 / s1, sc0 / s0
         spread = max((scc1 - sc1 * sc1 / s1 + scc0 - sc0 * sc0 / s0) / (s1 + s0), 0.0)
+        if fit_reliability:
+            agree = float(np.sum(n * np.where(b_fol, wt, 1 - wt)))
+            fitted = min(max((agree + 100 * r_judge) / (n.sum() + 100), 0.5), 0.995)
+            moved = max(moved, abs(fitted - reliability))
+            reliability = fitted
         if moved < 1e-5:
             break
     if spread >= 1e-9 and mu1 > mu0:
-        return mu1, mu0, spread, iterations
+        return mu1, mu0, spread, iterations, reliability
     return None
+
+
+def _parabola_peak(values: dict[float, float]) -> float:
+    """The argmax of a function known on a grid: the vertex of the parabola through the best point and
+    its two neighbours, kept between them (the best point itself at an end of the grid)."""
+    grid = sorted(values)
+    best = max(range(len(grid)), key=lambda i: values[grid[i]])
+    if best == 0 or best == len(grid) - 1:
+        return grid[best]
+    x0, x1, x2 = grid[best - 1], grid[best], grid[best + 1]
+    y0, y1, y2 = values[x0], values[x1], values[x2]
+    denominator = (x0 - x1) * (x0 - x2) * (x1 - x2)
+    a = (x2 * (y1 - y0) + x1 * (y0 - y2) + x0 * (y2 - y1)) / denominator
+    b = (x2 * x2 * (y0 - y1) + x1 * x1 * (y2 - y0) + x0 * x0 * (y1 - y2)) / denominator
+    if a >= 0:
+        return x1
+    return min(max(-b / (2 * a), x0), x2)
 
 
 def _aitken_step(step, last_step):
@@ -199,21 +244,30 @@ def fit_blame(evidence: Evidence, params: BlameParameters) -> BlameFit:
     r = np.full(evidence.rows, np.nan)
     r[evidence.source == SOURCE_CODES["judge"]] = jr
     r[evidence.source == SOURCE_CODES["embedding"]] = er
-    n_runs = max(len(evidence.runs), int(evidence.run.max()) + 1 if evidence.rows else 0)
-    base_rates = _base_rates(evidence.run, evidence.source, evidence.followed, r, max(n_runs, 1))
-    normals = _cosine_normals(evidence, base_rates, jr, params.cosine_with_judge == 1)
+    n_runs = max(len(evidence.runs), int(evidence.run.max()) + 1 if evidence.rows else 0, 1)
+    shares = _verdict_shares(evidence.run, evidence.source, evidence.followed, ~np.isnan(r), n_runs)
+    normals = _cosine_normals(evidence, shares[:, SOURCE_CODES["judge"]], jr, params.cosine_with_judge == 1,
+                              params.fit_judge_reliability == 1)
     summary: dict[str, Any] = {
         "blame.judge_reliability": jr, "blame.embedding_reliability": er,
         "blame.misleading_failure": d, "blame.unexplained_harm": eps,
         "blame.prior_misleading": prior, "blame.max_sweeps": params.max_sweeps,
         "blame.cosine_with_judge": int(params.cosine_with_judge), "blame.max_work": params.max_work,
+        "blame.fit_judge_reliability": int(params.fit_judge_reliability),
         "follow_cosine": None,
     }
     if normals is not None:
-        mu1, mu0, spread, iterations = normals
+        mu1, mu0, spread, iterations, fitted_jr = normals
         summary["follow_cosine"] = {"followed_mean": round(mu1, 6), "ignored_mean": round(mu0, 6),
                                     "sd": round(math.sqrt(spread), 6), "iterations": iterations}
-    # Each row's chance that the script followed the tip.
+        if params.fit_judge_reliability == 1:
+            jr = fitted_jr
+            summary["fitted_judge_reliability"] = round(jr, 6)
+            r[evidence.source == SOURCE_CODES["judge"]] = jr
+    # Each row's chance that the script followed the tip: its verdict read at the base rate of its
+    # run and source (Bayes), a judge's sharpened by its cosine.
+    reliability_of = np.array([np.nan, jr, er, np.nan])
+    base_rates = _rate_from_share(shares, reliability_of[None, :])
     o = np.full(evidence.rows, np.nan)
     has_rate = ~np.isnan(r) & (evidence.followed >= 0)
     o[has_rate] = base_rates[evidence.run[has_rate], evidence.source[has_rate]]
@@ -284,13 +338,30 @@ def fit_blame(evidence: Evidence, params: BlameParameters) -> BlameFit:
     rep_probability = np.full(reps.size, np.nan)
     if work > params.max_work:
         summary.update({"exact_blame_work": work, "blame_method": "mean_field"})
+        if params.fit_misleading_failure == 1:
+            # The mean field has no marginal likelihood to compare d by: d stays as configured.
+            summary["fitted_misleading_failure"] = None
         q, mf_summary = _mean_field(params, reps.size, unit_tip, unit_att, u_f, att_rule_idx, outcome, n_rules,
                                     place)
         summary.update(mf_summary)
         rep_probability = q
     else:
-        q, exact_summary = _exact(params, max_block, reps.size, unit_tip, unit_att, u_f, homed, home, place,
-                                  att_rule_idx, outcome, n_rules)
+        def exact(p: BlameParameters):
+            return _exact(p, max_block, reps.size, unit_tip, unit_att, u_f, homed, home, place, att_rule_idx,
+                          outcome, n_rules)
+
+        if params.fit_misleading_failure == 1:
+            # d by profile likelihood: the fit's log marginal likelihood at each d of a grid, then the
+            # vertex of the parabola through the best and its neighbours (EM cannot move d: at d = 1 a
+            # followed misleading tip cannot be in a pass, so a pass clears the tip and never counts
+            # against d). On simulated worlds the peak sits at the true rate (0.7 and 1.0).
+            evidence_at = {g: exact(replace(params, misleading_failure=g))[1]["blame_log_evidence"] for g in FAILURE_GRID}
+            d_fit = _parabola_peak(evidence_at)
+            summary["fitted_misleading_failure"] = round(d_fit, 6)
+            summary["misleading_failure_evidence"] = {str(g): round(v, 4) for g, v in evidence_at.items()}
+            q, exact_summary = exact(replace(params, misleading_failure=d_fit))
+        else:
+            q, exact_summary = exact(params)
         summary.update({"blame.max_block_tips": params.max_block_tips,
                         "blame.base_rate_points": params.base_rate_points,
                         "blame.harm_share_points": params.harm_share_points,
@@ -305,10 +376,10 @@ class _Phase:
     """The tips of one place in their rules and their units in failed attempts, in two orders:
     by tip (to sum each tip's evidence) and by attempt (to move each attempt's factor)."""
 
-    def __init__(self, members: np.ndarray, units: np.ndarray, f_tip, f_att, f_fd, f_rule, f_health) -> None:
+    def __init__(self, members: np.ndarray, units: np.ndarray, f_tip, f_att, f_f, f_rule, f_health) -> None:
         self.members = members
         by_tip = units[np.argsort(f_tip[units], kind="stable")]
-        self.t, self.a, self.fd = f_tip[by_tip], f_att[by_tip], f_fd[by_tip]
+        self.t, self.a, self.f = f_tip[by_tip], f_att[by_tip], f_f[by_tip]
         self.rule, self.health = f_rule[by_tip], f_health[by_tip]
         new_tip = np.concatenate([[True], self.t[1:] != self.t[:-1]]) if self.t.size else np.zeros(0, bool)
         self.tip_starts = np.flatnonzero(new_tip)
@@ -326,7 +397,7 @@ def _colours(place: np.ndarray, unit_tip: np.ndarray, unit_att: np.ndarray, n_ti
     Each round moves every tip that shares an attempt with a tip of the same colour and a smaller
     id (the first of each clash keeps its colour) to a colour past all those in use.
     """
-    colour = place.astype(np.int64).copy()
+    colour = np.array(place, dtype=np.int64)
     for _ in range(64):
         key = unit_att * (n_tips + 1) + colour[unit_tip]
         order = np.lexsort((unit_tip, key))
@@ -348,14 +419,11 @@ def _mean_field(params: BlameParameters, n_tips: int, unit_tip, unit_att, unit_f
     pi = prior
     n_att = att_rule.size
     failed = outcome[unit_att] != 0
-    # A pass's term, ln(1 - d f), never moves: summed once per tip.
-    pass_delta = np.bincount(unit_tip[~failed], weights=np.log(1 - d * unit_f[~failed]), minlength=n_tips)
-    f_tip, f_att, f_fd = unit_tip[failed], unit_att[failed], d * unit_f[failed]
+    f_tip, f_att, f_f = unit_tip[failed], unit_att[failed], unit_f[failed]
     f_rule, f_health = att_rule[f_att], outcome[f_att] == 2
     q = np.full(n_tips, prior)
     step = np.ones(n_tips)
     direction = np.zeros(n_tips)
-    log_m = np.bincount(f_att, weights=np.log(1 - f_fd * prior), minlength=n_att)
     passes = np.bincount(att_rule[outcome == 0], minlength=n_rules).astype(float)
     g = (passes + 1) / (np.bincount(att_rule, minlength=n_rules) + 2)
     h = np.full(n_rules, 0.5)
@@ -363,11 +431,20 @@ def _mean_field(params: BlameParameters, n_tips: int, unit_tip, unit_att, unit_f
     # never two tips of one failed attempt: both would take its blame, or shed it, at once.
     phase = _colours(place, f_tip, f_att, n_tips)
     unit_phase = phase[f_tip]
-    phases = [_Phase(np.flatnonzero(phase == k), np.flatnonzero(unit_phase == k), f_tip, f_att, f_fd, f_rule, f_health)
+    phases = [_Phase(np.flatnonzero(phase == k), np.flatnonzero(unit_phase == k), f_tip, f_att, f_f, f_rule, f_health)
               for k in range(int(phase.max()) + 1)] if n_tips else []
     failed_att = np.flatnonzero(outcome != 0)
     fa_rule = att_rule[failed_att]
     fa_health = outcome[failed_att] == 2
+
+    def with_failure(d: float):
+        # A pass's term, ln(1 - d f), does not move between sweeps: summed once per tip (and again
+        # when d is refitted); each failed attempt's log factor from the current probabilities.
+        delta = np.bincount(unit_tip[~failed], weights=np.log(1 - d * unit_f[~failed]), minlength=n_tips)
+        log_m = np.bincount(f_att, weights=np.log(1 - d * f_f * q[f_tip]), minlength=n_att)
+        return delta, log_m
+
+    pass_delta, log_m = with_failure(d)
     sweep, converged, moving, tip_change = 0, False, 0, 0.0
     while True:
         sweep += 1
@@ -377,9 +454,9 @@ def _mean_field(params: BlameParameters, n_tips: int, unit_tip, unit_att, unit_f
         for ph in phases:
             members = ph.members
             old_q = q[members]
-            delta = pass_delta[members].copy()
+            delta = pass_delta[members]  # fancy indexing: a copy
             if ph.t.size:
-                fd = ph.fd
+                fd = d * ph.f
                 q_unit = q[ph.t]
                 m0 = np.exp(np.maximum(log_m[ph.a] - np.log(1 - fd * q_unit), -700))
                 hr, gr = h[ph.rule], g[ph.rule]
@@ -402,7 +479,7 @@ def _mean_field(params: BlameParameters, n_tips: int, unit_tip, unit_att, unit_f
             new_q = np.where(np.abs(nq - old_q) > 1e-12, nq, old_q)
             q[members] = new_q
             if ph.t.size:
-                diff = np.log(1 - ph.fd * q[ph.t]) - np.log(1 - ph.fd * q_unit)
+                diff = np.log(1 - fd * q[ph.t]) - np.log(1 - fd * q_unit)
                 log_m[ph.attempts] += np.add.reduceat(diff[ph.by_attempt], ph.att_starts)
             moves = np.abs(new_q - old_q)
             if moves.size:
@@ -430,9 +507,10 @@ def _mean_field(params: BlameParameters, n_tips: int, unit_tip, unit_att, unit_f
         converged = change < 1e-4
         if converged or sweep >= max_sweeps:
             break
-    return q, {"blame_sweeps": sweep, "blame_converged": converged, "fitted_misleading_share": round(pi, 6),
+    summary = {"blame_sweeps": sweep, "blame_converged": converged, "fitted_misleading_share": round(pi, 6),
                "blame_work": 2 * int(f_tip.size) + n_att, "blame_moving_tips": moving,
                "blame_last_tip_change": round(tip_change, 6)}
+    return q, summary
 
 
 def _exact(params: BlameParameters, max_block: int, n_tips: int, unit_tip, unit_att, unit_f, homed, home, place,
@@ -492,6 +570,7 @@ def _exact(params: BlameParameters, max_block: int, n_tips: int, unit_tip, unit_
         sweep += 1
         change = 0.0
         harm_acc = np.zeros(harm_points)
+        log_evidence = 0.0
         for group in groups:
             # Every attempt's expected log factor with the current posteriors.
             logs_q = np.log(1 - d * unit_f * q[unit_tip] + TINY)
@@ -504,6 +583,7 @@ def _exact(params: BlameParameters, max_block: int, n_tips: int, unit_tip, unit_
                 q[tips] = new_q
             base[block_rule[group.blocks]] = new_base
             harm_acc += harm
+            log_evidence += group.log_evidence
         old_pi = pi
         pi = min(max((q.sum() + 10 * prior) / (n_tips + 10), 0.001), 0.5)
         pi_step = pi - old_pi
@@ -537,9 +617,11 @@ def _exact(params: BlameParameters, max_block: int, n_tips: int, unit_tip, unit_
         if converged or sweep >= max_sweeps:
             break
     partitioned = bool(np.any(block_chunk > 0))
-    return q, {"blame_method": "partitioned" if partitioned else "exact", "blame_sweeps": sweep,
+    summary = {"blame_method": "partitioned" if partitioned else "exact", "blame_sweeps": sweep,
+               "blame_log_evidence": round(log_evidence, 4),
                "blame_converged": converged, "fitted_misleading_share": round(pi, 6),
                "fitted_harm_share_mixture": [round(float(x), 6) for x in harm_prior]}
+    return q, summary
 
 
 class _Group:
@@ -568,9 +650,7 @@ class _Group:
         self.in_units = np.flatnonzero(in_block)
         self.in_row = u_local[in_block]
         self.in_bit = tip_bit[unit_tip[in_block]]
-        self.logs = np.zeros((rows.size, max(n, 1)))
-        if n:
-            np.add.at(self.logs, (self.in_row, self.in_bit), unit_log[in_block])
+        self.set_logs(unit_log)
         sets = np.arange(1 << n)
         self.bits = ((sets[:, None] >> np.arange(max(n, 1))[None, :]) & 1).astype(float)[:, :max(n, 1)]
         if n == 0:
@@ -586,6 +666,12 @@ class _Group:
         self.tips = members[order]
         self.tip_slot = slot[tip_block[self.tips]]
         self.tip_bit = tip_bit[self.tips]
+
+    def set_logs(self, unit_log: np.ndarray) -> None:
+        """The in-block units' log factors ln(1 - d f), as a [rows, n] matrix (again when d moves)."""
+        self.logs = np.zeros((self.rows.size, max(self.n, 1)))
+        if self.n:
+            np.add.at(self.logs, (self.in_row, self.in_bit), unit_log[self.in_units])
 
     def update(self, att_log, logs_q, q, base, harm_prior, pi, cell_g, cell_h, cell_k, eps, n_tips):
         n_sets = self.bits.shape[0]
@@ -623,6 +709,8 @@ class _Group:
         top = ll.reshape(self.blocks.size, -1).max(axis=1)
         weight = np.exp(ll - top[:, None, None])
         total = weight.sum(axis=(1, 2))
+        # Each block's log marginal likelihood (its subsets and cells summed out), the others held.
+        self.log_evidence = float(np.sum(np.log(total) + top))
         set_weight = weight.sum(axis=2) / total[:, None]  # [blocks, sets]
         cell_weight = weight.sum(axis=1) / total[:, None]  # [blocks, cells]
         new_base = cell_weight @ cell_g

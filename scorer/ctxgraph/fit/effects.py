@@ -78,9 +78,7 @@ def _batched_inverse_diagonal(matrix: sparse.csr_matrix, block_of: np.ndarray, l
     return (diagonal, inverses) if want_inverse else diagonal
 
 
-def fit_effects(evidence: Evidence, *, ridge_lambda: float, max_component_tips: int, max_iterations: int,
-                max_sweeps: int) -> EffectsFit:
-    del max_sweeps  # kept in the fit's parameters for the record; Newton needs no sweeps
+def fit_effects(evidence: Evidence, *, ridge_lambda: float, max_component_tips: int, max_iterations: int) -> EffectsFit:
     rows = evidence.units()
     w = rows.mean(evidence.follow_weight)
     y = rows.mean(evidence.credit)
@@ -216,9 +214,9 @@ def _conjugate_gradient(matrix: sparse.csr_matrix, rhs: np.ndarray, inverses, bl
         return out
 
     x = np.zeros_like(rhs)
-    r = rhs.copy()
+    r = np.array(rhs)
     z = precondition(r)
-    d = z.copy()
+    d = np.array(z)
     rz = r @ z
     goal = tolerance * max(np.sqrt(rhs @ rhs), 1e-300)
     for _ in range(max_steps):

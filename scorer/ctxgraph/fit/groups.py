@@ -70,9 +70,9 @@ def identical_columns(unit_tip: np.ndarray, unit_attempt: np.ndarray, unit_value
     """
     tips, tip_index = np.unique(unit_tip, return_inverse=True)
     if tips.size == 0:
-        return tips, tips.copy(), np.zeros(0, dtype=np.int64)
+        return tips, np.array(tips), np.zeros(0, dtype=np.int64)
     key = unit_attempt.astype(np.int64).view(np.uint64)
-    bits = np.ascontiguousarray(unit_value, dtype=np.float64).copy()
+    bits = np.array(unit_value, dtype=np.float64)
     bits[bits == 0] = 0.0  # -0.0 and 0.0 print the same
     value = bits.view(np.uint64)
     with np.errstate(over="ignore"):

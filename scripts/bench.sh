@@ -27,6 +27,11 @@
 #      250 attempts (each a transaction), each on a database deployed for it; the median cost of an
 #      attempt at 250, 1,000 and 3,000 attempts, in ms and in shared buffers, and their ratios to
 #      the first (near 1: the cost does not grow with what the load already wrote).
+#   7. The attribution fit (bench/fit_engine.py): ctxgraph.fit in full on the same 1M-row log, its
+#      read / fit / write split and peak memory, a second call when nothing changed, and the released
+#      PL/pgSQL fit (@v0.6.0) on the same log in a database of its own, with how far the two fits'
+#      numbers are apart; each goal beside its measure. About 6 minutes (two logs generated, the
+#      released fit about 100 s).
 # Every database is dropped on every exit. About 14 minutes on 2 cores (815, 852 and 879 s in three
 # runs), under 4 of them part 1
 # (docs/benchmarks.md, "The default make bench").
@@ -45,6 +50,8 @@
 #   BENCH_FOLLOW_SIGNAL=0        skip part 4 (the follow signal's AUCs and the demo's judge cascade)
 #   BENCH_LOAD_RUN=0             skip part 5; BENCH_LOAD_RUN_SECONDS (60), BENCH_LOAD_RUN_RUNS (4) its history
 #   BENCH_PER_CALL_GROWTH=0      skip part 6
+#   BENCH_FIT=0                  skip part 7; BENCH_FIT_RUNS (BENCH_RUNS) its log's runs (1600: ~10M rows);
+#                                BENCH_FIT_RELEASED=0 leaves out the released fit beside it
 #   BENCH_OUT=DIR                keep results.json, the plans and scoring_pass.txt in DIR
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -71,12 +78,16 @@ bench_db="ctxgraph_bench_$suffix"
 pass_db="ctxgraph_bench_pass_$suffix"
 load_db="ctxgraph_bench_load_$suffix"
 growth_db="ctxgraph_bench_growth_$suffix"
+fit_db="ctxgraph_bench_fit_$suffix"
+fit_old_db="ctxgraph_bench_fit_old_$suffix"
 out=${BENCH_OUT:-}
 own_out=0
 if [ -z "$out" ]; then out=$(mktemp -d); own_out=1; fi
 mkdir -p "$out"
 cleanup() {
   drop_database "$bench_db"
+  drop_database "$fit_db"
+  drop_database "$fit_old_db"
   drop_database "$pass_db"
   drop_database "$load_db"
   drop_database "$growth_db"
@@ -161,6 +172,33 @@ if [ "${BENCH_PER_CALL_GROWTH:-1}" != "0" ]; then
   say "per-call load measured; $growth_db dropped"
 fi
 
+# Part 7: the attribution fit, and the released one beside it, on a log of its own.
+fit_status=0
+if [ "${BENCH_FIT:-1}" != "0" ]; then
+  fit_runs=${BENCH_FIT_RUNS:-$runs}
+  released=()
+  create_database "$fit_db"
+  ( export PGDATABASE="$fit_db"
+    sqitch deploy --quiet >/dev/null
+    psql -X -q -v ON_ERROR_STOP=1 -v seed="$seed" -v runs="$fit_runs" -v rules="$rules" \
+      -v tips_per_rule="$tips_per_rule" -v replica="$replica" -f bench/generate.sql >/dev/null ) || fit_status=$?
+  if [ "${BENCH_FIT_RELEASED:-1}" != "0" ] && [ "$fit_status" -eq 0 ]; then
+    create_database "$fit_old_db"
+    ( export PGDATABASE="$fit_old_db"
+      sqitch deploy --quiet --to @v0.6.0 >/dev/null
+      psql -X -q -v ON_ERROR_STOP=1 -v seed="$seed" -v runs="$fit_runs" -v rules="$rules" \
+        -v tips_per_rule="$tips_per_rule" -v replica="$replica" -f bench/generate.sql >/dev/null ) || fit_status=$?
+    released=(--released-db "$(url_for "$fit_old_db")")
+  fi
+  if [ "$fit_status" -eq 0 ]; then
+    .venv/bin/python bench/fit_engine.py --db "$(url_for "$fit_db")" "${released[@]}" --json "$out/fit_engine.json" \
+      >"$out/fit_engine.txt" 2>&1 || fit_status=$?
+  fi
+  drop_database "$fit_db"
+  drop_database "$fit_old_db"
+  say "attribution fit measured; $fit_db and $fit_old_db dropped"
+fi
+
 printf '\n== EXPLAIN (ANALYZE, BUFFERS) of the ranker read (50 candidate tips)\n\n'
 cat "$out/plan.txt"
 if [ "$scoring_pass" != "0" ]; then
@@ -190,9 +228,15 @@ if [ "${BENCH_PER_CALL_GROWTH:-1}" != "0" ]; then
   cat "$out/per_call_growth.txt"
   if [ "$growth_status" -ne 0 ]; then printf 'bench: the per-call load failed (exit %s)\n' "$growth_status"; fi
 fi
+if [ "${BENCH_FIT:-1}" != "0" ]; then
+  printf '\n== the attribution fit (bench/fit_engine.py)\n\n'
+  cat "$out/fit_engine.txt" 2>/dev/null
+  if [ "$fit_status" -ne 0 ]; then printf 'bench: the attribution-fit benchmark failed (exit %s)\n' "$fit_status"; fi
+fi
 if [ "$own_out" -eq 0 ]; then printf '\nresults kept in %s\n' "$out"; fi
 if [ "$pass_status" -ne 0 ]; then exit "$pass_status"; fi
 if [ "$follow_signal_status" -ne 0 ]; then exit "$follow_signal_status"; fi
 if [ "$load_run_status" -ne 0 ]; then exit "$load_run_status"; fi
 if [ "$growth_status" -ne 0 ]; then exit "$growth_status"; fi
+if [ "$fit_status" -ne 0 ]; then exit "$fit_status"; fi
 exit "$simulate_status"

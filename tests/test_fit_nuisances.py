@@ -103,3 +103,14 @@ def test_the_failure_rate_of_followed_misleading_tips_is_fitted(seed: int) -> No
     spared, _ = world(seed, judge=0.9, failure=0.7, rules=40, runs=8)
     summary = fitted(spared).summary
     assert 0.4 <= summary["fitted_misleading_failure"] < 0.9, summary["misleading_failure_evidence"]
+
+
+def test_without_a_judge_the_failure_rate_is_not_fitted() -> None:
+    """Only d times the chance that a script followed a tip shows in the outcomes; where that chance
+    rests on the cosine's thresholded verdict at a configured reliability, d stays as configured."""
+    evidence, _ = world(6, judge=0.9, failure=0.7, rules=40, runs=8)
+    evidence.source[:] = SOURCE_CODES["embedding"]
+    evidence.followed[:] = (evidence.cosine >= 0.6).astype(np.int8)
+    summary = fitted(evidence).summary
+    assert summary["fitted_misleading_failure"] is None
+    assert summary["misleading_failure_not_fitted"] == "0% of the verdicts are the judge's"

@@ -370,23 +370,31 @@ def _load(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _fit(args: argparse.Namespace) -> int:
+def _ensure_fit(conn, args: argparse.Namespace, command: str, *, force: bool = False):
+    """The fit `fit` and `evict` start with (progress lines on stderr unless --quiet); None after
+    reporting parameters out of range (exit 2)."""
     from ctxgraph import fit, store
 
+    store.require_skill(conn, args.skill)
+    conn.commit()
+
+    def progress(line: str) -> None:
+        if not args.quiet:
+            print(line, file=sys.stderr, flush=True)
+
+    try:
+        return fit.ensure_fit(conn, args.skill, args.as_of, force=force, progress=progress)
+    except ValueError as exc:  # parameters out of range
+        print(f"ctxgraph {command}: {exc}", file=sys.stderr)
+        return None
+
+
+def _fit(args: argparse.Namespace) -> int:
     conn = _connect()
     with conn:
-        store.require_skill(conn, args.skill)
-        conn.commit()
-
-        def progress(line: str) -> None:
-            if not args.quiet:
-                print(line, file=sys.stderr, flush=True)
-
-        try:
-            run = fit.ensure_fit(conn, args.skill, args.as_of, force=args.force, progress=progress)
-        except ValueError as exc:  # parameters out of range
-            print(f"ctxgraph fit: {exc}", file=sys.stderr)
-            return EXIT_USAGE
+        run = _ensure_fit(conn, args, "fit", force=args.force)
+    if run is None:
+        return EXIT_USAGE
     print(_fit_line(args.skill, run))
     return EXIT_OK
 
@@ -403,21 +411,12 @@ def _fit_line(skill: str, run) -> str:
 
 
 def _evict(args: argparse.Namespace) -> int:
-    from ctxgraph import fit, store
+    from ctxgraph import store
 
     conn = _connect()
     with conn:
-        store.require_skill(conn, args.skill)
-        conn.commit()
-
-        def progress(line: str) -> None:
-            if not args.quiet:
-                print(line, file=sys.stderr, flush=True)
-
-        try:
-            run = fit.ensure_fit(conn, args.skill, args.as_of, progress=progress)
-        except ValueError as exc:
-            print(f"ctxgraph evict: {exc}", file=sys.stderr)
+        run = _ensure_fit(conn, args, "evict")
+        if run is None:
             return EXIT_USAGE
         if not args.quiet:
             print(_fit_line(args.skill, run), file=sys.stderr)

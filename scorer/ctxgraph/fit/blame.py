@@ -40,6 +40,8 @@ from ctxgraph.fit.groups import identical_columns
 __all__ = ["BlameFit", "BlameParameters", "fit_blame", "follow_chance"]
 
 TINY = 1e-300
+# Rows per slice where a per-row computation would otherwise hold several temporaries of the log's length.
+SLICE = 1 << 20
 # The values of d (blame.misleading_failure) whose fits blame.fit_misleading_failure compares.
 FAILURE_GRID = (0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
 
@@ -241,11 +243,10 @@ def fit_blame(evidence: Evidence, params: BlameParameters) -> BlameFit:
     params.check()
     jr, er = params.judge_reliability, params.embedding_reliability
     d, eps, prior = params.misleading_failure, params.unexplained_harm, params.prior_misleading
-    r = np.full(evidence.rows, np.nan)
-    r[evidence.source == SOURCE_CODES["judge"]] = jr
-    r[evidence.source == SOURCE_CODES["embedding"]] = er
+    # Verdicts with a reliability: the judge's and the cosine's thresholded one.
+    has_r = (evidence.source == SOURCE_CODES["judge"]) | (evidence.source == SOURCE_CODES["embedding"])
     n_runs = max(len(evidence.runs), int(evidence.run.max()) + 1 if evidence.rows else 0, 1)
-    shares = _verdict_shares(evidence.run, evidence.source, evidence.followed, ~np.isnan(r), n_runs)
+    shares = _verdict_shares(evidence.run, evidence.source, evidence.followed, has_r, n_runs)
     normals = _cosine_normals(evidence, shares[:, SOURCE_CODES["judge"]], jr, params.cosine_with_judge == 1,
                               params.fit_judge_reliability == 1)
     summary: dict[str, Any] = {
@@ -263,25 +264,30 @@ def fit_blame(evidence: Evidence, params: BlameParameters) -> BlameFit:
         if params.fit_judge_reliability == 1:
             jr = fitted_jr
             summary["fitted_judge_reliability"] = round(jr, 6)
-            r[evidence.source == SOURCE_CODES["judge"]] = jr
     # Each row's chance that the script followed the tip: its verdict read at the base rate of its
-    # run and source (Bayes), a judge's sharpened by its cosine.
+    # run and source (Bayes), a judge's sharpened by its cosine. In slices of a million rows, so that
+    # the arithmetic's temporaries stay small beside the log (at 10M rows each is 80 MB).
     reliability_of = np.array([np.nan, jr, er, np.nan])
     base_rates = _rate_from_share(shares, reliability_of[None, :])
-    o = np.full(evidence.rows, np.nan)
-    has_rate = ~np.isnan(r) & (evidence.followed >= 0)
-    o[has_rate] = base_rates[evidence.run[has_rate], evidence.source[has_rate]]
-    fol = evidence.followed == 1
+    del has_r
     chance = np.full(evidence.rows, 0.5)
-    judge = (evidence.source == SOURCE_CODES["judge"]) & ~np.isnan(o)
-    emb = (evidence.source == SOURCE_CODES["embedding"]) & ~np.isnan(o)
-    if normals is not None:
-        chance[judge] = follow_chance(fol[judge], jr, o[judge], evidence.cosine[judge], mu1, mu0, spread)
-    else:
-        chance[judge] = follow_chance(fol[judge], jr, o[judge])
-    chance[emb] = follow_chance(fol[emb], er, o[emb])
-    signal = evidence.source == SOURCE_CODES["signal"]
-    chance[signal] = evidence.follow_probability[signal]
+    for lo in range(0, evidence.rows, SLICE):
+        hi = min(lo + SLICE, evidence.rows)
+        source, followed, run = evidence.source[lo:hi], evidence.followed[lo:hi], evidence.run[lo:hi]
+        verdict = (followed >= 0) & ((source == SOURCE_CODES["judge"]) | (source == SOURCE_CODES["embedding"]))
+        o = np.full(hi - lo, np.nan)
+        o[verdict] = base_rates[run[verdict], source[verdict]]
+        fol = followed == 1
+        part = chance[lo:hi]
+        judge = (source == SOURCE_CODES["judge"]) & ~np.isnan(o)
+        emb = (source == SOURCE_CODES["embedding"]) & ~np.isnan(o)
+        if normals is not None:
+            part[judge] = follow_chance(fol[judge], jr, o[judge], evidence.cosine[lo:hi][judge], mu1, mu0, spread)
+        else:
+            part[judge] = follow_chance(fol[judge], jr, o[judge])
+        part[emb] = follow_chance(fol[emb], er, o[emb])
+        signal = source == SOURCE_CODES["signal"]
+        part[signal] = evidence.follow_probability[lo:hi][signal]
     units = evidence.units()
     f = units.mean(chance)
     f = np.where(np.isnan(f), 0.01, np.clip(f, 0.01, 0.99))

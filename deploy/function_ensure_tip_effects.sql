@@ -60,13 +60,20 @@ BEGIN
     ELSE
         -- Tips whose log rows changed since the fit read them (a new, corrected, rescored or deleted
         -- row each increments the tip's version), new tips with evidence among them.
-        tips_changed := CASE WHEN same_evidence THEN 0 ELSE
-            (SELECT count(*)
-               FROM (SELECT s.tip_id, s.evidence_version FROM ctxgraph.tip_stats AS s
-                      WHERE s.skill = fit_state.skill) AS s
-               FULL JOIN (SELECT e.tip_id, e.evidence_version FROM ctxgraph.tip_effects AS e
-                           WHERE e.skill = fit_state.skill) AS e USING (tip_id)
-              WHERE coalesce(s.evidence_version, 0) IS DISTINCT FROM e.evidence_version) END;
+        -- And tips retrieved after the fit's instant, up to the one asked about: a fit as of an
+        -- earlier instant has the same fingerprint but has not seen them.
+        tips_changed := (SELECT count(*) FROM (
+            SELECT s.tip_id
+              FROM (SELECT s.tip_id, s.evidence_version FROM ctxgraph.tip_stats AS s
+                     WHERE s.skill = fit_state.skill) AS s
+              FULL JOIN (SELECT e.tip_id, e.evidence_version FROM ctxgraph.tip_effects AS e
+                          WHERE e.skill = fit_state.skill) AS e USING (tip_id)
+             WHERE NOT coalesce(same_evidence, false)
+               AND coalesce(s.evidence_version, 0) IS DISTINCT FROM e.evidence_version
+            UNION
+            SELECT a.tip_id FROM ctxgraph.tip_attempt_stats AS a
+             WHERE a.skill = fit_state.skill AND a.retrieved_max <= fit_state.as_of
+               AND (fit.as_of IS NULL OR a.retrieved_max > fit.as_of)) AS changed);
         -- Scored attempts the fit has not seen: retrieved after its instant, up to the one asked about.
         attempts_after := (SELECT count(DISTINCT a.attempt_key) FROM ctxgraph.tip_attempt_stats AS a
                             WHERE a.skill = fit_state.skill AND a.retrieved_max <= fit_state.as_of

@@ -38,6 +38,9 @@ BEGIN
     -- Decide on the stored fit. A dry run on a stale one still answers, with a warning that says
     -- how stale and what refits; a run that retires refuses one past eviction.max_unfitted_tips,
     -- fitted with other parameters, or one that read evidence after as_of (55000, nothing retired).
+    -- The lock write_tip_fit takes: no fit is written between the check below and the retirements.
+    PERFORM pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('ctxgraph.refresh_tip_effects'),
+                                             pg_catalog.hashtext(evict_tips.skill));
     state := ctxgraph.fit_state(evict_tips.skill, evict_tips.as_of);
     IF NOT state.current THEN
         staleness := CASE

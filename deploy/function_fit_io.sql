@@ -5,8 +5,8 @@
 
 -- The attribution fit runs in the ctxgraph package (ctxgraph.fit, numpy), not in PL/pgSQL: it
 -- reads a skill's evidence in one snapshot, fits the effects and the blame, and writes one row per
--- tip of the skill. Its roles (the writer and the scorer, as refresh_tip_effects' were) read no
--- log table themselves: four owner-run functions give the fit exactly what it needs.
+-- tip of the skill. Its role (the scorer, which runs it at the end of a pass; an operator runs it
+-- as the owner) reads no log table itself: four owner-run functions give the fit what it needs.
 --
 --   fit_snapshot(skill)  the skill's rules and runs in text order (the codes fit_evidence uses),
 --                        its tips with their evidence versions, the attempts that broke the system,
@@ -124,7 +124,7 @@ BEGIN
             misleading_probability double precision,
             evidence_version       bigint NOT NULL
         );
-        PERFORM ctxgraph._grant('INSERT ON pg_temp.ctxgraph_tip_fit', '{writer,scorer}');
+        PERFORM ctxgraph._grant('INSERT ON pg_temp.ctxgraph_tip_fit', '{scorer}');
     ELSE
         TRUNCATE pg_temp.ctxgraph_tip_fit;
     END IF;
@@ -133,7 +133,7 @@ END
 $$;
 
 COMMENT ON FUNCTION ctxgraph.tip_fit_staging() IS
-    'Makes (or empties) this session''s staging table for a fit''s rows, pg_temp.ctxgraph_tip_fit, which the writer and the scorer may only INSERT into (COPY); returns its name. write_tip_fit reads it.';
+    'Makes (or empties) this session''s staging table for a fit''s rows, pg_temp.ctxgraph_tip_fit, which the scorer may only INSERT into (COPY); returns its name. write_tip_fit reads it.';
 
 CREATE FUNCTION ctxgraph.write_tip_fit(skill text, as_of timestamptz, evidence_version numeric, parameters jsonb,
                                        fit_parameters jsonb)
@@ -189,20 +189,44 @@ BEGIN
               FROM pg_temp.ctxgraph_tip_fit AS s
              CROSS JOIN LATERAL (SELECT CASE
                  WHEN s.method NOT IN ('exact', 'blockwise', 'no_evidence') THEN format('unknown method %L', s.method)
-                 WHEN (s.method = 'no_evidence') <> (s.effect IS NULL) THEN 'an effect must be given exactly when there was evidence'
-                 WHEN s.effect IS NOT NULL AND (s.std_error IS NULL OR s.lower_bound IS NULL OR s.upper_bound IS NULL)
-                     THEN 'an effect needs its std error and bounds'
-                 WHEN NOT (abs(s.effect) < 'Infinity' AND s.std_error >= 0 AND s.std_error < 'Infinity'
-                           AND s.lower_bound <= s.effect AND s.effect <= s.upper_bound AND s.upper_bound < 'Infinity')
-                     THEN 'the effect, its std error and bounds must be finite numbers, lower <= effect <= upper'
+                 WHEN s.method = 'no_evidence' AND num_nonnulls(s.effect, s.std_error, s.lower_bound, s.upper_bound,
+                                                                s.co_followed_tips, s.component_tips, s.misleading_probability) > 0
+                     THEN 'a tip with no evidence has no effect, std error, bounds, groups or misleading probability'
+                 WHEN s.method <> 'no_evidence' AND num_nulls(s.effect, s.std_error, s.lower_bound, s.upper_bound,
+                                                              s.co_followed_tips, s.component_tips) > 0
+                     THEN 'a tip with evidence needs its effect, std error, bounds and groups'
+                 -- Log-odds far past any fit's (a ridge keeps them small): a larger number only
+                 -- overflows the readers' arithmetic (effect + z * std error).
+                 WHEN s.method <> 'no_evidence'
+                      AND NOT (abs(s.effect) <= 1e6 AND s.std_error >= 0 AND s.std_error <= 1e6
+                               AND s.lower_bound <= s.effect AND s.effect <= s.upper_bound
+                               AND abs(s.lower_bound) <= 1e7 AND abs(s.upper_bound) <= 1e7)
+                     THEN 'the effect and its std error must be finite and at most 1e6, its bounds around it and at most 1e7'
+                 WHEN s.method <> 'no_evidence' AND NOT (s.co_followed_tips >= 1 AND s.component_tips >= 1)
+                     THEN 'co_followed_tips and component_tips count tips: at least 1'
                  WHEN NOT (s.misleading_probability IS NULL OR s.misleading_probability BETWEEN 0 AND 1)
                      THEN 'misleading_probability must be in [0, 1]'
                  WHEN s.attempts < 0 OR NOT (s.followed_attempts BETWEEN 0 AND s.attempts) OR s.evidence_version < 0
                      THEN 'attempts, followed_attempts and evidence_version must be counts (followed at most attempts)'
+                 WHEN s.evidence_version > coalesce((SELECT st.evidence_version FROM ctxgraph.tip_stats AS st
+                                                      WHERE st.skill = write_tip_fit.skill AND st.tip_id = s.tip_id), 0)
+                     THEN 'evidence_version is later than the tip''s own: no fit has seen that evidence'
                  END AS what) AS c
              WHERE c.what IS NOT NULL) AS p
      ORDER BY p.k, p.tip_id
      LIMIT 1;
+    -- The stamp must be the evidence the staged rows say they saw: the fingerprint of their
+    -- evidence versions (a fit that claims the current fingerprint has staged the current versions).
+    IF problem IS NULL AND write_tip_fit.evidence_version
+           <> (SELECT coalesce(sum(pg_catalog.hashtextextended(s.tip_id || ':' || s.evidence_version, 0)::numeric), 0)
+                 FROM pg_temp.ctxgraph_tip_fit AS s
+                WHERE EXISTS (SELECT 1 FROM ctxgraph.tip_stats AS st
+                               WHERE st.skill = write_tip_fit.skill AND st.tip_id = s.tip_id)) THEN
+        problem := 'evidence_version is not the fingerprint of the staged rows'' evidence versions';
+    END IF;
+    IF problem IS NULL AND pg_catalog.pg_column_size(write_tip_fit.fit_parameters) > 65536 THEN
+        problem := 'fit_parameters is larger than 64 kB (every tip''s row keeps a copy)';
+    END IF;
     IF problem IS NOT NULL THEN
         RAISE EXCEPTION 'ctxgraph: the staged fit of % is refused: %', write_tip_fit.skill, problem
             USING ERRCODE = 'invalid_parameter_value',
@@ -245,10 +269,12 @@ REVOKE ALL ON FUNCTION ctxgraph.fit_snapshot(text), ctxgraph.fit_evidence(text, 
     ctxgraph.write_tip_fit(text, timestamptz, numeric, jsonb, jsonb) FROM PUBLIC;
 DO $$
 BEGIN
-    PERFORM ctxgraph._grant('EXECUTE ON FUNCTION ctxgraph.fit_snapshot(text)', '{writer,scorer}');
-    PERFORM ctxgraph._grant('EXECUTE ON FUNCTION ctxgraph.fit_evidence(text, timestamptz)', '{writer,scorer}');
-    PERFORM ctxgraph._grant('EXECUTE ON FUNCTION ctxgraph.tip_fit_staging()', '{writer,scorer}');
-    PERFORM ctxgraph._grant('EXECUTE ON FUNCTION ctxgraph.write_tip_fit(text, timestamptz, numeric, jsonb, jsonb)', '{writer,scorer}');
+    -- The scorer only: it runs the fit at the end of a pass. The writer (the agent), which may retire
+    -- tips with evict_tips, must not also choose the fit evict_tips decides on.
+    PERFORM ctxgraph._grant('EXECUTE ON FUNCTION ctxgraph.fit_snapshot(text)', '{scorer}');
+    PERFORM ctxgraph._grant('EXECUTE ON FUNCTION ctxgraph.fit_evidence(text, timestamptz)', '{scorer}');
+    PERFORM ctxgraph._grant('EXECUTE ON FUNCTION ctxgraph.tip_fit_staging()', '{scorer}');
+    PERFORM ctxgraph._grant('EXECUTE ON FUNCTION ctxgraph.write_tip_fit(text, timestamptz, numeric, jsonb, jsonb)', '{scorer}');
 END
 $$;
 

@@ -17,10 +17,15 @@ BEGIN
     INSERT INTO stig.tips (rule_id, body) VALUES ('verify-rule', 'verify tip') RETURNING id INTO tip;
     PERFORM ctxgraph.tip_fit_staging();
     INSERT INTO pg_temp.ctxgraph_tip_fit (tip_id, attempts, followed_attempts, method, evidence_version)
-    SELECT t.id, 0, 0, 'no_evidence', 0 FROM ctxgraph.tips AS t WHERE t.skill = 'stig';
-    PERFORM ctxgraph.write_tip_fit('stig', '2100-01-01', 42, '{}', '{"verify": 1}');
+    SELECT t.id, 0, 0, 'no_evidence', coalesce(s.evidence_version, 0)
+      FROM ctxgraph.tips AS t LEFT JOIN ctxgraph.tip_stats AS s ON s.skill = t.skill AND s.tip_id = t.id
+     WHERE t.skill = 'stig';
+    PERFORM ctxgraph.write_tip_fit('stig', '2100-01-01', fp.evidence_version, fp.parameters, '{"verify": 1}')
+       FROM ctxgraph._tip_effects_fingerprint('stig') AS fp;
     IF (SELECT as_of FROM ctxgraph.tip_effects WHERE skill = 'stig' AND tip_id = tip) <> '2100-01-01'
-       OR (SELECT evidence_version FROM ctxgraph.tip_effect_fits WHERE skill = 'stig') <> 42 THEN
+       OR (SELECT e.evidence_version <> fp.evidence_version
+             FROM ctxgraph.tip_effect_fits AS e, ctxgraph._tip_effects_fingerprint('stig') AS fp
+            WHERE e.skill = 'stig') THEN
         RAISE EXCEPTION 'verify: write_tip_fit did not write the staged fit';
     END IF;
     INSERT INTO stig.tips (rule_id, body) VALUES ('verify-rule', 'another tip') RETURNING id INTO other;

@@ -43,12 +43,14 @@ BEGIN
                                               co_followed_tips, component_tips, method, misleading_probability, evidence_version)
         SELECT t.id, f.effect, 0.5, f.effect - 0.8225, f.effect + 0.8225, coalesce(f.attempts, 0), coalesce(f.followed, 0),
                CASE WHEN f.effect IS NOT NULL THEN 1 END, CASE WHEN f.effect IS NOT NULL THEN 2 END,
-               CASE WHEN f.effect IS NULL THEN 'no_evidence' ELSE 'exact' END, f.misleading, 0
+               CASE WHEN f.effect IS NULL THEN 'no_evidence' ELSE 'exact' END, f.misleading, coalesce(st.evidence_version, 0)
           FROM ctxgraph.tips AS t
+          LEFT JOIN ctxgraph.tip_stats AS st ON st.skill = t.skill AND st.tip_id = t.id
           LEFT JOIN (VALUES (tip_a, -1.5, 12, 4, 0.95), (tip_b, 0.1, 12, 12, 0.02)) AS f (tip, effect, attempts, followed, misleading)
             ON f.tip = t.id
          WHERE t.skill = 'stig';
-        PERFORM ctxgraph.write_tip_fit('stig', '2026-01-02', 0, '{}', '{}');
+        PERFORM ctxgraph.write_tip_fit('stig', '2026-01-02', fp.evidence_version, fp.parameters, '{}')
+           FROM ctxgraph._tip_effects_fingerprint('stig') AS fp;
     END IF;
     SELECT * INTO e FROM ctxgraph.tip_evidence('stig', '2026-01-02') AS x WHERE x.tip_id = tip_a;
     IF e.reason IS NULL OR e.reason NOT LIKE 'harmful when followed: misleading probability%' THEN

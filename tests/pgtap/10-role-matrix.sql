@@ -2761,8 +2761,8 @@ SELECT function_privs_are('ctxgraph', 'fit_state', ARRAY['text', 'timestamp with
                           'ctxgraph_roles_probe', '{}'::name[],
                           'PUBLIC (a role with no grants) may not execute ctxgraph.fit_state(text, timestamp with time zone)');
 SELECT function_privs_are('ctxgraph', 'fit_snapshot', ARRAY['text']::name[],
-                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
-                          'ctxgraph_writer may execute ctxgraph.fit_snapshot(text)');
+                          'ctxgraph_writer', '{}'::name[],
+                          'ctxgraph_writer may not execute ctxgraph.fit_snapshot(text)');
 SELECT function_privs_are('ctxgraph', 'fit_snapshot', ARRAY['text']::name[],
                           'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
                           'ctxgraph_scorer may execute ctxgraph.fit_snapshot(text)');
@@ -2776,8 +2776,8 @@ SELECT function_privs_are('ctxgraph', 'fit_snapshot', ARRAY['text']::name[],
                           'ctxgraph_roles_probe', '{}'::name[],
                           'PUBLIC (a role with no grants) may not execute ctxgraph.fit_snapshot(text)');
 SELECT function_privs_are('ctxgraph', 'fit_evidence', ARRAY['text', 'timestamp with time zone']::name[],
-                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
-                          'ctxgraph_writer may execute ctxgraph.fit_evidence(text, timestamp with time zone)');
+                          'ctxgraph_writer', '{}'::name[],
+                          'ctxgraph_writer may not execute ctxgraph.fit_evidence(text, timestamp with time zone)');
 SELECT function_privs_are('ctxgraph', 'fit_evidence', ARRAY['text', 'timestamp with time zone']::name[],
                           'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
                           'ctxgraph_scorer may execute ctxgraph.fit_evidence(text, timestamp with time zone)');
@@ -2791,8 +2791,8 @@ SELECT function_privs_are('ctxgraph', 'fit_evidence', ARRAY['text', 'timestamp w
                           'ctxgraph_roles_probe', '{}'::name[],
                           'PUBLIC (a role with no grants) may not execute ctxgraph.fit_evidence(text, timestamp with time zone)');
 SELECT function_privs_are('ctxgraph', 'tip_fit_staging', '{}'::name[],
-                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
-                          'ctxgraph_writer may execute ctxgraph.tip_fit_staging()');
+                          'ctxgraph_writer', '{}'::name[],
+                          'ctxgraph_writer may not execute ctxgraph.tip_fit_staging()');
 SELECT function_privs_are('ctxgraph', 'tip_fit_staging', '{}'::name[],
                           'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
                           'ctxgraph_scorer may execute ctxgraph.tip_fit_staging()');
@@ -2806,8 +2806,8 @@ SELECT function_privs_are('ctxgraph', 'tip_fit_staging', '{}'::name[],
                           'ctxgraph_roles_probe', '{}'::name[],
                           'PUBLIC (a role with no grants) may not execute ctxgraph.tip_fit_staging()');
 SELECT function_privs_are('ctxgraph', 'write_tip_fit', ARRAY['text', 'timestamp with time zone', 'numeric', 'jsonb', 'jsonb']::name[],
-                          'ctxgraph_writer', ARRAY['EXECUTE']::name[],
-                          'ctxgraph_writer may execute ctxgraph.write_tip_fit(text, timestamp with time zone, numeric, jsonb, jsonb)');
+                          'ctxgraph_writer', '{}'::name[],
+                          'ctxgraph_writer may not execute ctxgraph.write_tip_fit(text, timestamp with time zone, numeric, jsonb, jsonb)');
 SELECT function_privs_are('ctxgraph', 'write_tip_fit', ARRAY['text', 'timestamp with time zone', 'numeric', 'jsonb', 'jsonb']::name[],
                           'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
                           'ctxgraph_scorer may execute ctxgraph.write_tip_fit(text, timestamp with time zone, numeric, jsonb, jsonb)');

@@ -37,7 +37,7 @@ BEGIN
     PERFORM ctxgraph.tip_fit_staging();
     INSERT INTO pg_temp.ctxgraph_tip_fit (tip_id, effect, std_error, lower_bound, upper_bound, attempts, followed_attempts,
                                           co_followed_tips, component_tips, method, misleading_probability, evidence_version)
-    SELECT t.id, f.effect, 0.5, f.effect - 1.645 * 0.5, f.effect + 1.645 * 0.5,
+    SELECT t.id, f.effect, CASE WHEN f.effect IS NOT NULL THEN 0.5 END, f.effect - 1.645 * 0.5, f.effect + 1.645 * 0.5,
            coalesce(s.attempts, 0), least(coalesce(s.followed, 0), coalesce(s.attempts, 0)),
            CASE WHEN f.effect IS NOT NULL THEN coalesce(b.co_followed, 1) END,
            CASE WHEN f.effect IS NOT NULL THEN coalesce(b.co_followed, 1) END,

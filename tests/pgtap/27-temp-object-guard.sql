@@ -82,17 +82,19 @@ $$;
 -- ---------------------------------------------------------------------------------------------
 -- A type of a guarded name is refused too; the caller's own objects are its own again (4)
 -- ---------------------------------------------------------------------------------------------
-SET LOCAL ROLE ctxgraph_writer;
+SET LOCAL ROLE ctxgraph_scorer;
 CREATE TYPE pg_temp.ctxgraph_tip_fit AS (x integer);
 SELECT throws_ok($$SELECT ctxgraph.tip_fit_staging()$$, '42501',
-                 'ctxgraph: pg_temp.ctxgraph_tip_fit belongs to role ctxgraph_writer, not to '
+                 'ctxgraph: pg_temp.ctxgraph_tip_fit belongs to role ctxgraph_scorer, not to '
                  || (SELECT pg_get_userbyid(p.proowner) FROM pg_proc AS p
                       WHERE p.oid = 'ctxgraph.tip_fit_staging()'::regprocedure)
                  || ': drop it, then call again',
-                 'writer: a type of its own named like the fit''s staging table is refused as well (42501)');
+                 'scorer: a type of its own named like the fit''s staging table is refused as well (42501)');
 DROP TYPE pg_temp.ctxgraph_tip_fit;
 SELECT is(ctxgraph.tip_fit_staging(), 'pg_temp.ctxgraph_tip_fit',
-          'writer: with its own objects dropped, tip_fit_staging makes the staging table itself');
+          'scorer: with its own objects dropped, tip_fit_staging makes the staging table itself');
+RESET ROLE;
+SET LOCAL ROLE ctxgraph_writer;
 CREATE TEMP TABLE ctxgraph_run_log (line bigint);
 SELECT throws_ok($$SELECT ctxgraph.ingest_staging()$$, '42501', NULL,
                  'writer: a plain staging table of its own, without a trigger, is refused all the same');

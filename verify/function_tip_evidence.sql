@@ -41,7 +41,8 @@ BEGIN
         PERFORM ctxgraph.tip_fit_staging();
         INSERT INTO pg_temp.ctxgraph_tip_fit (tip_id, effect, std_error, lower_bound, upper_bound, attempts, followed_attempts,
                                               co_followed_tips, component_tips, method, misleading_probability, evidence_version)
-        SELECT t.id, f.effect, 0.5, f.effect - 0.8225, f.effect + 0.8225, coalesce(f.attempts, 0), coalesce(f.followed, 0),
+        SELECT t.id, f.effect, CASE WHEN f.effect IS NOT NULL THEN 0.5 END, f.effect - 0.8225, f.effect + 0.8225,
+               coalesce(f.attempts, 0), coalesce(f.followed, 0),
                CASE WHEN f.effect IS NOT NULL THEN 1 END, CASE WHEN f.effect IS NOT NULL THEN 2 END,
                CASE WHEN f.effect IS NULL THEN 'no_evidence' ELSE 'exact' END, f.misleading, coalesce(st.evidence_version, 0)
           FROM ctxgraph.tips AS t

@@ -575,7 +575,6 @@ def _exact(params: BlameParameters, max_block: int, n_tips: int, unit_tip, unit_
             blocks = np.flatnonzero((block_chunk == chunk) & (block_size == n))
             groups.append(_Group(blocks, int(n), chunk == 0, row_block, row_att, row_own, row_outcome, unit_row,
                                  unit_tip, unit_log, tip_bit, tip_block, block_rule, att_rule))
-    logs_q = np.zeros(unit_tip.size)
     while True:
         sweep += 1
         change = 0.0
@@ -586,7 +585,7 @@ def _exact(params: BlameParameters, max_block: int, n_tips: int, unit_tip, unit_
             logs_q = np.log(1 - d * unit_f * q[unit_tip] + TINY)
             att_log = np.bincount(unit_att, weights=logs_q, minlength=n_att)
             new_q, new_base, harm = group.update(att_log, logs_q, q, base, harm_prior, pi, cell_g, cell_h, cell_k,
-                                                 eps, n_tips)
+                                                 eps)
             tips = group.tips
             if tips.size:
                 change = max(change, float(np.max(np.abs(new_q - q[tips]))))
@@ -683,7 +682,7 @@ class _Group:
         if self.n:
             np.add.at(self.logs, (self.in_row, self.in_bit), unit_log[self.in_units])
 
-    def update(self, att_log, logs_q, q, base, harm_prior, pi, cell_g, cell_h, cell_k, eps, n_tips):
+    def update(self, att_log, logs_q, q, base, harm_prior, pi, cell_g, cell_h, cell_k, eps):
         n_sets = self.bits.shape[0]
         cells = cell_g.size
         inside = np.bincount(self.in_row, weights=logs_q[self.in_units], minlength=self.rows.size)

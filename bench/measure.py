@@ -649,7 +649,7 @@ def measure_eviction(conn: psycopg.Connection, args: argparse.Namespace) -> dict
                           " FROM ctxgraph.tip_retrievals WHERE skill = 'stig'").fetchone()[0]
     print("bench: eviction: the attribution fit (ctxgraph.fit) ...", file=sys.stderr, flush=True)
     conn.commit()
-    fit_ms, run = timed(lambda: ensure_fit(conn, "stig", force=True))
+    fit_ms, run = timed(lambda: ensure_fit(conn, "stig", full=True))
     out["effects_fit_ms"] = fit_ms
     out["effects_methods"] = dict(conn.execute(
         "SELECT method, count(*) FROM ctxgraph.tip_effects WHERE skill = 'stig' GROUP BY method").fetchall())

@@ -5,6 +5,8 @@
 BEGIN;
 
 DROP FUNCTION ctxgraph.fit_state(text, timestamptz);
+DROP FUNCTION ctxgraph.fit_previous(text, timestamptz);
+DROP FUNCTION ctxgraph._fit_changed_tips(text, timestamptz);
 
 CREATE FUNCTION ctxgraph.ensure_tip_effects(skill text, as_of timestamptz DEFAULT now())
 RETURNS integer

@@ -47,7 +47,7 @@ def skill(conn: psycopg.Connection) -> Iterator[str]:
 def test_fit_fits_once_then_finds_nothing_to_do(skill: str, conn: psycopg.Connection) -> None:
     first = run_cli("fit", "--skill", skill)
     assert first.returncode == 0, first.stderr
-    assert f"{skill}: fitted 2 tips with evidence (24 scored retrievals)" in first.stdout
+    assert f"{skill}: fitted 2 tips with evidence (full; 24 scored retrievals)" in first.stdout
     assert "blame exact" in first.stdout and "was never fitted" in first.stdout
     assert f"fit {skill}: read 24 scored retrievals" in first.stderr  # the progress lines
     state = conn.execute("SELECT current FROM ctxgraph.fit_state(%s)", (skill,)).fetchone()[0]
@@ -55,8 +55,28 @@ def test_fit_fits_once_then_finds_nothing_to_do(skill: str, conn: psycopg.Connec
     again = run_cli("fit", "--skill", skill, "--quiet")
     assert again.returncode == 0 and "nothing to do, the stored fit is current" in again.stdout
     assert again.stderr == ""
-    forced = run_cli("fit", "--skill", skill, "--force", "--quiet")
-    assert forced.returncode == 0 and "fitted 2 tips" in forced.stdout
+    forced = run_cli("fit", "--skill", skill, "--full", "--quiet")
+    assert forced.returncode == 0 and "fitted 2 tips with evidence (full;" in forced.stdout
+
+
+def test_fit_after_new_evidence_is_incremental(skill: str, conn: psycopg.Connection) -> None:
+    assert run_cli("fit", "--skill", skill, "--quiet").returncode == 0
+    # A new tip, retrieved alone in one new attempt: its evidence is the only one that changed.
+    tip = conn.execute("SELECT tests.make_tip(%s, 'R-other', 'tip N')", (skill,)).fetchone()[0]
+    conn.execute("SELECT tests.make_attempt_with_retrievals(%s, 'other-1', 'R-other', 1, %s, true, NULL,"
+                 " '2026-11-21 10:00+00')", (skill, [tip]))
+    conn.commit()
+    later = run_cli("fit", "--skill", skill)
+    assert later.returncode == 0, later.stderr
+    assert f"{skill}: fitted 3 tips with evidence (incremental, 1 tips refitted; 25 scored retrievals)" in later.stdout
+    assert "1 tips' evidence changed since the stored fit" in later.stderr
+    incremental = dict(conn.execute("SELECT tip_id, misleading_probability FROM ctxgraph.tip_effects WHERE skill = %s",
+                                    (skill,)).fetchall())
+    assert run_cli("fit", "--skill", skill, "--full", "--quiet").returncode == 0
+    full = dict(conn.execute("SELECT tip_id, misleading_probability FROM ctxgraph.tip_effects WHERE skill = %s",
+                             (skill,)).fetchall())
+    assert incremental.keys() == full.keys()
+    assert all(abs(incremental[t] - full[t]) <= 0.005 for t in full)
 
 
 def test_evict_previews_then_applies(skill: str, conn: psycopg.Connection) -> None:

@@ -6,6 +6,9 @@ SELECT 1 / (SELECT prosecdef FROM pg_catalog.pg_proc WHERE oid = 'ctxgraph.fit_s
 SELECT 1 / has_function_privilege('ctxgraph_analyst', 'ctxgraph.fit_state(text, timestamptz)', 'EXECUTE')::int;
 SELECT 1 / (NOT has_function_privilege('ctxgraph_ranker', 'ctxgraph.fit_state(text, timestamptz)', 'EXECUTE'))::int;
 SELECT 1 / (NOT has_function_privilege('public', 'ctxgraph._tip_effects_fingerprint(text)', 'EXECUTE'))::int;
+SELECT 1 / (NOT has_function_privilege('public', 'ctxgraph._fit_changed_tips(text, timestamptz)', 'EXECUTE'))::int;
+SELECT 1 / has_function_privilege('ctxgraph_scorer', 'ctxgraph.fit_previous(text, timestamptz)', 'EXECUTE')::int;
+SELECT 1 / (NOT has_function_privilege('ctxgraph_analyst', 'ctxgraph.fit_previous(text, timestamptz)', 'EXECUTE'))::int;
 -- Behaviour, rolled back: a fit written with the evidence's own fingerprint is current; a new
 -- scored retrieval makes it stale by one tip.
 DO $$
@@ -35,6 +38,9 @@ BEGIN
     state := ctxgraph.fit_state('stig', '2100-01-02');
     IF state.current OR state.tips_changed <> 1 OR state.refit IS NULL THEN
         RAISE EXCEPTION 'verify: fit_state does not see that one tip''s evidence changed';
+    END IF;
+    IF (SELECT p.changed_tips FROM ctxgraph.fit_previous('stig', '2100-01-02') AS p) <> ARRAY[tip] THEN
+        RAISE EXCEPTION 'verify: fit_previous does not name the one tip whose evidence changed';
     END IF;
     RAISE EXCEPTION USING ERRCODE = 'P0004', MESSAGE = 'rollback';
 EXCEPTION WHEN assert_failure THEN NULL;

@@ -173,11 +173,15 @@ def build_parser() -> argparse.ArgumentParser:
         help="refit a skill's per-tip effects and blame (ctxgraph.tip_effects) unless the stored fit is current",
         description="Read the skill's scored retrievals up to --as-of in one snapshot, fit the per-tip effects and "
         "the blame model (ctxgraph.fit) and replace the skill's rows of ctxgraph.tip_effects in one transaction. "
-        "Nothing is fitted when ctxgraph.fit_state says the stored fit is already that of the evidence, unless --force.",
+        "Nothing is fitted when ctxgraph.fit_state says the stored fit is already that of the evidence, unless --full. "
+        "A refit is incremental where it can be: only the tips whose evidence changed since the stored fit (and the "
+        "groups and blocks holding them) are refitted, from the stored figures; --full refits everything from nothing.",
     )
     fit.add_argument("--skill", required=True)
     fit.add_argument("--as-of", type=_instant, help="the instant whose evidence is fitted (default: now)")
-    fit.add_argument("--force", action="store_true", help="refit even when the stored fit is current")
+    fit.add_argument("--full", action="store_true",
+                     help="refit every tip from nothing (and profile blame.misleading_failure again), even when the "
+                          "stored fit is current")
     fit.add_argument("--quiet", action="store_true", help="no progress lines")
 
     evict = sub.add_parser(
@@ -370,7 +374,7 @@ def _load(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
-def _ensure_fit(conn, args: argparse.Namespace, command: str, *, force: bool = False):
+def _ensure_fit(conn, args: argparse.Namespace, command: str, *, full: bool = False):
     """The fit `fit` and `evict` start with (progress lines on stderr unless --quiet); None after
     reporting parameters out of range (exit 2)."""
     from ctxgraph import fit, store
@@ -383,7 +387,7 @@ def _ensure_fit(conn, args: argparse.Namespace, command: str, *, force: bool = F
             print(line, file=sys.stderr, flush=True)
 
     try:
-        return fit.ensure_fit(conn, args.skill, args.as_of, force=force, progress=progress)
+        return fit.ensure_fit(conn, args.skill, args.as_of, full=full, progress=progress)
     except ValueError as exc:  # parameters out of range
         print(f"ctxgraph {command}: {exc}", file=sys.stderr)
         return None
@@ -392,7 +396,7 @@ def _ensure_fit(conn, args: argparse.Namespace, command: str, *, force: bool = F
 def _fit(args: argparse.Namespace) -> int:
     conn = _connect()
     with conn:
-        run = _ensure_fit(conn, args, "fit", force=args.force)
+        run = _ensure_fit(conn, args, "fit", full=args.full)
     if run is None:
         return EXIT_USAGE
     print(_fit_line(args.skill, run))
@@ -404,7 +408,10 @@ def _fit_line(skill: str, run) -> str:
         return f"{skill}: nothing to do, the stored fit is {run.state.describe()}"
     blame = run.fit.blame_summary
     settled = "settled" if blame.get("blame_converged", True) else "NOT settled"
-    return (f"{skill}: fitted {run.tips_with_evidence} tips with evidence ({run.fit.rows_read:,} scored retrievals) "
+    kind = run.fit.effect_parameters.get("fit", "full")
+    if kind == "incremental":
+        kind = f"incremental, {blame.get('refitted_tips', 0)} tips refitted"
+    return (f"{skill}: fitted {run.tips_with_evidence} tips with evidence ({kind}; {run.fit.rows_read:,} scored retrievals) "
             f"as of {run.state.as_of:%Y-%m-%d %H:%M:%S%z} in {run.seconds:.1f} s; blame {blame.get('blame_method')}, "
             f"{blame.get('blame_sweeps')} sweeps, {settled}, misleading share {blame.get('fitted_misleading_share')}; "
             f"was {run.state.describe()}")

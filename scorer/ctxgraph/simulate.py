@@ -619,7 +619,7 @@ def _run(conn: psycopg.Connection, world: World, seed: int, deploy_to: str | Non
                 db.refresh_tip_effects_released(skill, scored_at)
             conn.commit()
             if has_numpy_fit:
-                ensure_fit(conn, skill, scored_at, force=True)
+                ensure_fit(conn, skill, scored_at, full=True)
         conn.commit()
         end = scored_at
         say(f"run {run + 1}/{world.runs}: obedience {obedience:.2f}, {slot} attempts")

@@ -311,11 +311,11 @@ class Client:
 
         return fit_state(self.conn, skill, as_of)
 
-    def fit(self, skill: str, as_of: datetime | None = None, force: bool = False):
+    def fit(self, skill: str, as_of: datetime | None = None, full: bool = False):
         """Refit the skill's per-tip effects and blame (ctxgraph.fit) unless the stored fit is current."""
         from ctxgraph.fit import ensure_fit
 
-        return ensure_fit(self.conn, skill, as_of, force=force)
+        return ensure_fit(self.conn, skill, as_of, full=full)
 
     def tip_evidence(self, skill: str, as_of: datetime | None = None) -> list[Row]:
         """ctxgraph.tip_evidence: the evidence behind eviction, per tip, as of an instant."""

@@ -20,7 +20,7 @@ import psycopg
 
 from ctxgraph.fit.blame import BlameParameters, fit_blame
 from ctxgraph.fit.effects import fit_effects
-from ctxgraph.fit.evidence import Evidence
+from ctxgraph.fit.evidence import Evidence, PreviousFit
 from ctxgraph.fit.store import read_evidence, read_fit_state, write_fit
 
 __all__ = ["FitRun", "FitState", "SkillFit", "ensure_fit", "fit_evidence", "fit_skill", "fit_state"]
@@ -60,9 +60,27 @@ def _param(values: dict[str, float], name: str) -> float:
     return values[name]
 
 
+def _usable(previous: PreviousFit | None, evidence: Evidence) -> tuple[PreviousFit | None, str]:
+    """The stored fit, when an incremental fit may start from it, and why (not)."""
+    if previous is None:
+        return None, "no stored fit"
+    if previous.parameters != evidence.parameters:
+        return None, "the parameters changed since the stored fit"
+    if previous.as_of > evidence.as_of:
+        return None, "the stored fit is as of a later instant"
+    return previous, f"{previous.changed.size} tips' evidence changed since the stored fit"
+
+
 def fit_evidence(evidence: Evidence) -> SkillFit:
-    """Fit the effects and the blame of a skill's evidence."""
+    """Fit the effects and the blame of a skill's evidence.
+
+    Incremental when ``evidence.previous`` holds a stored fit of the same parameters as of an
+    instant no later (:func:`ctxgraph.fit.store.read_evidence` with ``previous``): the effects of
+    the groups where a tip's evidence changed, the blame of those tips (every block holding one),
+    each from the stored figures; otherwise in full.
+    """
     values = evidence.parameters
+    previous, reason = _usable(evidence.previous, evidence)
     ridge = _param(values, "effects.ridge_lambda")
     z = _param(values, "effects.bound_z")
     max_columns = int(_param(values, "effects.max_component_tips"))
@@ -71,8 +89,8 @@ def fit_evidence(evidence: Evidence) -> SkillFit:
         raise ValueError("ctxgraph: effects.ridge_lambda must be positive and effects.max_iterations at least 1")
     blame_params = BlameParameters.from_parameters(values)
     effects = fit_effects(evidence, ridge_lambda=ridge, max_component_tips=max_columns,
-                          max_iterations=max_iterations)
-    blame = fit_blame(evidence, blame_params)
+                          max_iterations=max_iterations, previous=previous)
+    blame = fit_blame(evidence, blame_params, previous)
     tips = evidence.skill_tips
     n = tips.size
     effect = np.full(n, np.nan)
@@ -113,7 +131,8 @@ def fit_evidence(evidence: Evidence) -> SkillFit:
         effect_parameters={"effects.ridge_lambda": ridge, "effects.bound_z": z,
                            "effects.max_component_tips": max_columns, "effects.max_iterations": max_iterations,
                            "iterations": effects.iterations,
-                           "effects_converged": effects.converged},
+                           "effects_converged": effects.converged,
+                           "fit": "incremental" if previous is not None else "full", "fit_reason": reason},
         blame_summary=blame.summary,
         rows_read=evidence.rows,
     )
@@ -164,23 +183,27 @@ class FitRun:
     fit: SkillFit | None
 
 
-def ensure_fit(conn: psycopg.Connection, skill: str, as_of: datetime | None = None, *, force: bool = False,
+def ensure_fit(conn: psycopg.Connection, skill: str, as_of: datetime | None = None, *, full: bool = False,
                progress: Callable[[str], None] | None = None) -> FitRun:
     """Make ``ctxgraph.tip_effects`` the fit of ``skill``'s evidence up to ``as_of`` (now when None).
 
-    Fits and writes only when the stored fit is not already that one (``ctxgraph.fit_state``), or
-    always with ``force``. The connection must not be inside a transaction.
+    Fits and writes only when the stored fit is not already that one (``ctxgraph.fit_state``),
+    incrementally from it where it can (:func:`fit_evidence`); with ``full`` always, and from
+    nothing. The connection must not be inside a transaction.
     """
     began = time.perf_counter()
     state = fit_state(conn, skill, as_of)
-    if state.current and not force:
+    if state.current and not full:
         return FitRun(state, False, None, time.perf_counter() - began, None)
     say = progress or (lambda line: None)
-    evidence = read_evidence(conn, skill, state.as_of)
+    evidence = read_evidence(conn, skill, state.as_of, previous=not full)
     say(f"fit {skill}: read {evidence.rows:,} scored retrievals in {time.perf_counter() - began:.1f} s")
     fit = fit_evidence(evidence)
     blame = fit.blame_summary
-    say(f"fit {skill}: effects in {fit.effect_parameters['iterations']} Newton iterations, blame "
+    kind = fit.effect_parameters["fit"]
+    refitted = f", {blame['refitted_tips']:,} tips refitted" if "refitted_tips" in blame else ""
+    say(f"fit {skill}: {kind} ({fit.effect_parameters['fit_reason']}{refitted}): effects in "
+        f"{fit.effect_parameters['iterations']} Newton iterations, blame "
         f"{blame.get('blame_method')} in {blame.get('blame_sweeps')} sweeps"
         f"{'' if blame.get('blame_converged', True) else ' (not settled)'} ({time.perf_counter() - began:.1f} s)")
     written = write_fit(conn, fit)

@@ -34,12 +34,14 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
-from ctxgraph.fit.evidence import SOURCE_CODES, Evidence
+from ctxgraph.fit.evidence import SOURCE_CODES, Evidence, PreviousFit
 from ctxgraph.fit.groups import identical_columns
 
 __all__ = ["BlameFit", "BlameParameters", "fit_blame", "follow_chance"]
 
 TINY = 1e-300
+# A sweep that moves no probability, rule figure or skill-wide share by more than this ends the fit.
+SETTLED = 1e-4
 # Rows per slice where a per-row computation would otherwise hold several temporaries of the log's length.
 SLICE = 1 << 20
 # The values of d (blame.misleading_failure) whose fits blame.fit_misleading_failure compares.
@@ -239,7 +241,14 @@ def _aitken_step(step, last_step):
     return None
 
 
-def fit_blame(evidence: Evidence, params: BlameParameters) -> BlameFit:
+def fit_blame(evidence: Evidence, params: BlameParameters, previous: PreviousFit | None = None) -> BlameFit:
+    """The misleading probability of every tip with a scored unit.
+
+    With ``previous`` (an incremental fit): every tip starts from its stored probability and the
+    skill-wide figures from the stored ones; only tips whose evidence changed are swept (in the
+    exact fit, the blocks holding one), the rest held, their contributions to the skill-wide
+    figures counted as they stand (d is profiled again, each grid point's fit warm-started so).
+    """
     params.check()
     jr, er = params.judge_reliability, params.embedding_reliability
     d, eps, prior = params.misleading_failure, params.unexplained_harm, params.prior_misleading
@@ -290,10 +299,14 @@ def fit_blame(evidence: Evidence, params: BlameParameters) -> BlameFit:
         part[signal] = evidence.follow_probability[lo:hi][signal]
     units = evidence.units()
     f = units.mean(chance)
+    del chance
     f = np.where(np.isnan(f), 0.01, np.clip(f, 0.01, 0.99))
     tips, representative, _ = identical_columns(units.tip, units.attempt, f)
     keep = representative[np.searchsorted(tips, units.tip)] == units.tip
-    u_tip, u_att, u_rule, u_f = units.tip[keep], units.attempt[keep], units.rule[keep], f[keep]
+    # (Views where every unit is its own representative: at 10M rows each copy is 80 MB.)
+    u_tip, u_att, u_rule, u_f = ((units.tip, units.attempt, units.rule, f) if keep.all() else
+                                 (units.tip[keep], units.attempt[keep], units.rule[keep], f[keep]))
+    del f, keep
     # Attempts over all their rows: the smallest rule, and pass / clean failure / health failure.
     attempts, row_att = evidence.attempts()
     n_att = attempts.size
@@ -302,6 +315,7 @@ def fit_blame(evidence: Evidence, params: BlameParameters) -> BlameFit:
     credit_mean = np.bincount(row_att, weights=evidence.credit, minlength=n_att) / np.maximum(
         np.bincount(row_att, minlength=n_att), 1)
     outcome = np.where(evidence.harmful(attempts), 2, np.where(credit_mean > 0, 0, 1))
+    del credit_mean
     rules, att_rule_idx = np.unique(att_rule, return_inverse=True)
     att_rule_idx = att_rule_idx.reshape(-1)
     n_rules = rules.size
@@ -311,11 +325,25 @@ def fit_blame(evidence: Evidence, params: BlameParameters) -> BlameFit:
         return BlameFit(tips, np.zeros(tips.size), summary)
     unit_tip = np.searchsorted(reps, u_tip)
     unit_att = np.searchsorted(attempts, u_att)
+    del u_tip, u_att
+    warm = None
+    if previous is not None:
+        stored_q = previous.lookup(previous.misleading_probability, reps)
+        moving = np.isnan(stored_q)
+        moving[np.searchsorted(reps, representative[previous.is_changed(tips)])] = True
+        stored = previous.summary
+        mixture = stored.get("fitted_harm_share_mixture")
+        warm = {"q": np.where(np.isnan(stored_q), prior, stored_q), "moving": moving,
+                "pi": stored.get("fitted_misleading_share"),
+                "mixture": np.array(mixture, dtype=float) if mixture is not None
+                and len(mixture) == params.harm_share_points else None}
+        summary["refitted_tips"] = int(np.count_nonzero(moving))
     # Home rule: the rule a tip was retrieved for most often (then the smallest), among the attempts' rules.
     in_rules = np.isin(u_rule, rules)
     unit_rule_idx = np.searchsorted(rules, u_rule)
     pair = unit_tip[in_rules] * n_rules + unit_rule_idx[in_rules]
     pairs, pair_n = np.unique(pair, return_counts=True)
+    del pair, in_rules, unit_rule_idx, u_rule
     p_tip, p_rule = pairs // n_rules, pairs % n_rules
     order = np.lexsort((p_rule, -pair_n, p_tip))
     first = np.ones(order.size, dtype=bool)
@@ -348,13 +376,13 @@ def fit_blame(evidence: Evidence, params: BlameParameters) -> BlameFit:
             # The mean field has no marginal likelihood to compare d by: d stays as configured.
             summary["fitted_misleading_failure"] = None
         q, mf_summary = _mean_field(params, reps.size, unit_tip, unit_att, u_f, att_rule_idx, outcome, n_rules,
-                                    place)
+                                    place, warm)
         summary.update(mf_summary)
         rep_probability = q
     else:
         def exact(p: BlameParameters):
             return _exact(p, max_block, reps.size, unit_tip, unit_att, u_f, homed, home, place, att_rule_idx,
-                          outcome, n_rules)
+                          outcome, n_rules, warm)
 
         judged = float(np.mean(evidence.source == SOURCE_CODES["judge"])) if evidence.rows else 0.0
         if params.fit_misleading_failure == 1 and judged < 0.5:
@@ -410,15 +438,18 @@ def _colours(place: np.ndarray, unit_tip: np.ndarray, unit_att: np.ndarray, n_ti
 
 
 def _mean_field(params: BlameParameters, n_tips: int, unit_tip, unit_att, unit_f, att_rule, outcome, n_rules,
-                place) -> tuple[np.ndarray, dict[str, Any]]:
-    """Rules at point estimates (their posterior means), each tip updated from its own attempts."""
+                place, warm: dict | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    """Rules at point estimates (their posterior means), each tip updated from its own attempts.
+
+    ``warm``: start from stored probabilities (``q``) and share (``pi``), sweep only the ``moving`` tips.
+    """
     d, eps, prior, max_sweeps = params.misleading_failure, params.unexplained_harm, params.prior_misleading, params.max_sweeps
-    pi = prior
+    pi = prior if warm is None or warm["pi"] is None else min(max(float(warm["pi"]), 0.001), 0.5)
+    swept = np.ones(n_tips, dtype=bool) if warm is None else warm["moving"]
     n_att = att_rule.size
     failed = outcome[unit_att] != 0
-    f_tip, f_att, f_f = unit_tip[failed], unit_att[failed], unit_f[failed]
-    f_rule, f_health = att_rule[f_att], outcome[f_att] == 2
-    q = np.full(n_tips, prior)
+    all_tip, all_att, all_f = unit_tip[failed], unit_att[failed], unit_f[failed]
+    q = np.full(n_tips, prior) if warm is None else np.array(warm["q"], dtype=float)
     step = np.ones(n_tips)
     direction = np.zeros(n_tips)
     passes = np.bincount(att_rule[outcome == 0], minlength=n_rules).astype(float)
@@ -426,32 +457,69 @@ def _mean_field(params: BlameParameters, n_tips: int, unit_tip, unit_att, unit_f
     h = np.full(n_rules, 0.5)
     # Tips of one place in their rule are updated together (a rule's tips one after another), but
     # never two tips of one failed attempt: both would take its blame, or shed it, at once. The
-    # failure units are laid out by (phase, tip), so each phase's are one contiguous slice.
-    phase = _colours(place, f_tip, f_att, n_tips)
-    order = np.lexsort((f_tip, phase[f_tip]))
-    f_tip, f_att, f_f, f_rule, f_health = f_tip[order], f_att[order], f_f[order], f_rule[order], f_health[order]
-    f_fd = d * f_f
-    unit_phase = phase[f_tip]
-    n_phases = int(phase.max()) + 1 if n_tips else 0
-    phase_start = np.searchsorted(unit_phase, np.arange(n_phases + 1))
-    phases = []
-    for k in range(n_phases):
-        lo, hi = int(phase_start[k]), int(phase_start[k + 1])
-        members = np.flatnonzero(phase == k)
-        t = f_tip[lo:hi]
-        tip_starts = np.flatnonzero(np.concatenate([[True], t[1:] != t[:-1]])) if t.size else np.zeros(0, np.int64)
-        by_attempt = np.argsort(f_att[lo:hi], kind="stable")
-        a_sorted = f_att[lo:hi][by_attempt]
-        att_starts = np.flatnonzero(np.concatenate([[True], a_sorted[1:] != a_sorted[:-1]])) if t.size else np.zeros(0, np.int64)
-        phases.append((members, lo, hi, tip_starts, np.searchsorted(members, t[tip_starts]), by_attempt, att_starts,
-                       a_sorted[att_starts]))
+    # failure units of the swept tips are laid out by (phase, tip), so each phase's are one
+    # contiguous slice; a held tip's units are in no phase (log_m counts them all the same).
+    colour = _colours(place, all_tip, all_att, n_tips)
+    n_phases = int(colour.max()) + 1 if n_tips else 0
+    log_m = np.bincount(all_att, weights=np.log(1 - d * all_f * q[all_tip]), minlength=n_att)
+
+    def layout(swept: np.ndarray):
+        phase = np.where(swept, colour, n_phases)
+        units = np.flatnonzero(swept[all_tip]) if not swept.all() else np.arange(all_tip.size)
+        order = units[np.lexsort((all_tip[units], phase[all_tip[units]]))]
+        lt, la = all_tip[order], all_att[order]
+        arrays = (lt, la, d * all_f[order], att_rule[la], outcome[la] == 2)
+        phase_start = np.searchsorted(phase[lt], np.arange(n_phases + 1))
+        phases = []
+        for k in range(n_phases):
+            lo, hi = int(phase_start[k]), int(phase_start[k + 1])
+            members = np.flatnonzero(phase == k)
+            if members.size == 0:
+                continue
+            t = lt[lo:hi]
+            tip_starts = np.flatnonzero(np.concatenate([[True], t[1:] != t[:-1]])) if t.size else np.zeros(0, np.int64)
+            by_attempt = np.argsort(la[lo:hi], kind="stable")
+            a_sorted = la[lo:hi][by_attempt]
+            att_starts = (np.flatnonzero(np.concatenate([[True], a_sorted[1:] != a_sorted[:-1]])) if t.size
+                          else np.zeros(0, np.int64))
+            phases.append((members, lo, hi, tip_starts, np.searchsorted(members, t[tip_starts]), by_attempt,
+                           att_starts, a_sorted[att_starts]))
+        return arrays, phases
+
+    # An incremental fit sweeps the changed tips until they settle, then every tip until all do:
+    # what it returns is a fixed point of the whole sweep, as a full fit's is.
+    held = not swept.all()
+    (f_tip, f_att, f_fd, f_rule, f_health), phases = layout(swept)
+    if not held:
+        del all_f, all_tip, all_att  # the layout's copies are all a full fit needs
     failed_att = np.flatnonzero(outcome != 0)
     fa_rule = att_rule[failed_att]
     fa_health = outcome[failed_att] == 2
     # A pass's term, ln(1 - d f), does not move between sweeps: summed once per tip; each failed
     # attempt's log factor from the current probabilities, moved as its tips move.
     pass_delta = np.bincount(unit_tip[~failed], weights=np.log(1 - d * unit_f[~failed]), minlength=n_tips)
-    log_m = np.bincount(f_att, weights=np.log(1 - f_fd * q[f_tip]), minlength=n_att)
+
+    def rule_update(g, h):
+        # Each rule: a failure is its own with the responsibility M (1 - g) e / L, a misleading tip's otherwise.
+        m = np.exp(np.maximum(log_m[failed_att], -700))
+        gr, hr = g[fa_rule], h[fa_rule]
+        own = np.where(fa_health, m * (1 - gr) * eps / ((1 - m) * hr + m * (1 - gr) * eps + TINY),
+                       m * (1 - gr) * (1 - eps) / ((1 - m) * (1 - hr) + m * (1 - gr) * (1 - eps) + TINY))
+        own_fail = np.bincount(fa_rule, weights=own, minlength=n_rules)
+        misled = np.bincount(fa_rule, weights=1 - own, minlength=n_rules)
+        harm = np.bincount(fa_rule[fa_health], weights=1 - own[fa_health], minlength=n_rules)
+        # A rule's harm share is drawn towards the skill's, as if 10 more of its failures had been a misleading tip's.
+        skill_harm = (harm.sum() + 1) / (misled.sum() + 2)
+        return (passes + 1) / (passes + own_fail + 2), (harm + 10 * skill_harm) / (misled + 10)
+
+    if warm is not None and n_rules:
+        # The rules' point estimates that go with the stored probabilities, before any tip moves.
+        for _ in range(50):
+            new_g, new_h = rule_update(g, h)
+            settled = max(float(np.max(np.abs(new_g - g))), float(np.max(np.abs(new_h - h)))) < 1e-6
+            g, h = new_g, new_h
+            if settled:
+                break
     sweep, converged, moving, tip_change = 0, False, 0, 0.0
     while True:
         sweep += 1
@@ -496,36 +564,33 @@ def _mean_field(params: BlameParameters, n_tips: int, unit_tip, unit_att, unit_f
                 change = max(change, float(moves.max()))
             moving += int(np.count_nonzero(moves > 1e-3))
         tip_change = change
-        # Each rule: a failure is its own with the responsibility M (1 - g) e / L, a misleading tip's otherwise.
-        m = np.exp(np.maximum(log_m[failed_att], -700))
-        gr, hr = g[fa_rule], h[fa_rule]
-        own = np.where(fa_health, m * (1 - gr) * eps / ((1 - m) * hr + m * (1 - gr) * eps + TINY),
-                       m * (1 - gr) * (1 - eps) / ((1 - m) * (1 - hr) + m * (1 - gr) * (1 - eps) + TINY))
-        own_fail = np.bincount(fa_rule, weights=own, minlength=n_rules)
-        misled = np.bincount(fa_rule, weights=1 - own, minlength=n_rules)
-        harm = np.bincount(fa_rule[fa_health], weights=1 - own[fa_health], minlength=n_rules)
-        # A rule's harm share is drawn towards the skill's, as if 10 more of its failures had been a misleading tip's.
-        skill_harm = (harm.sum() + 1) / (misled.sum() + 2)
-        new_g = (passes + 1) / (passes + own_fail + 2)
-        new_h = (harm + 10 * skill_harm) / (misled + 10)
+        new_g, new_h = rule_update(g, h)
         if n_rules:
             change = max(change, float(np.max(np.abs(new_g - g))), float(np.max(np.abs(new_h - h))))
         g, h = new_g, new_h
         old_pi = pi
         pi = min(max((q.sum() + 10 * prior) / (n_tips + 10), 0.001), 0.5)
         change = max(change, abs(pi - old_pi))
-        converged = change < 1e-4
+        converged = change < SETTLED
+        if converged and held:
+            held, converged = False, False
+            (f_tip, f_att, f_fd, f_rule, f_health), phases = layout(np.ones(n_tips, dtype=bool))
         if converged or sweep >= max_sweeps:
             break
     summary = {"blame_sweeps": sweep, "blame_converged": converged, "fitted_misleading_share": round(pi, 6),
-               "blame_work": 2 * int(f_tip.size) + n_att, "blame_moving_tips": moving,
+               "blame_work": 2 * int(failed.sum()) + n_att, "blame_moving_tips": moving,
                "blame_last_tip_change": round(tip_change, 6)}
     return q, summary
 
 
 def _exact(params: BlameParameters, max_block: int, n_tips: int, unit_tip, unit_att, unit_f, homed, home, place,
-           att_rule, outcome, n_rules) -> tuple[np.ndarray, dict[str, Any]]:
-    """Exact per block: every subset of a block's tips with the (pass rate, harm share) grid."""
+           att_rule, outcome, n_rules, warm: dict | None = None) -> tuple[np.ndarray, dict[str, Any]]:
+    """Exact per block: every subset of a block's tips with the (pass rate, harm share) grid.
+
+    ``warm``: start from stored probabilities, share and harm-share mixture; the first sweep updates
+    every block, later ones only the blocks holding a ``moving`` tip, the others' contributions to
+    the mixture and the evidence kept from the first.
+    """
     d, eps, prior, max_sweeps = params.misleading_failure, params.unexplained_harm, params.prior_misleading, params.max_sweeps
     points, harm_points = params.base_rate_points, params.harm_share_points
     gp, hp = np.meshgrid(np.arange(1, points + 1), np.arange(1, harm_points + 1), indexing="ij")
@@ -565,22 +630,37 @@ def _exact(params: BlameParameters, max_block: int, n_tips: int, unit_tip, unit_
     base = np.full(n_rules, 0.5)
     harm_prior = np.full(harm_points, 1.0 / harm_points)
     pi = prior
+    block_changed = np.ones(block_rule.size, dtype=bool)
+    if warm is not None:
+        q = np.array(warm["q"], dtype=float)
+        if warm["pi"] is not None:
+            pi = min(max(float(warm["pi"]), 0.001), 0.5)
+        if warm["mixture"] is not None:
+            harm_prior = np.array(warm["mixture"], dtype=float)
+        block_changed = np.bincount(tip_block[homed & warm["moving"]], minlength=block_rule.size) > 0
     last_pi_step, since_jump = 0.0, 0
     mix_since, last_mix_step = 0, None
     sweep, converged, change = 0, False, 0.0
-    # Static per (chunk position, block size) groups of rows.
+    # Static per (chunk position, block size, changed) groups of rows.
     groups = []
     for chunk in range(int(block_chunk.max()) + 1 if block_chunk.size else 0):
         for n in np.unique(block_size[block_chunk == chunk]):
-            blocks = np.flatnonzero((block_chunk == chunk) & (block_size == n))
-            groups.append(_Group(blocks, int(n), chunk == 0, row_block, row_att, row_own, row_outcome, unit_row,
-                                 unit_tip, unit_log, tip_bit, tip_block, block_rule, att_rule))
+            for changed in (True, False):
+                blocks = np.flatnonzero((block_chunk == chunk) & (block_size == n) & (block_changed == changed))
+                if blocks.size:
+                    group = _Group(blocks, int(n), chunk == 0, row_block, row_att, row_own, row_outcome, unit_row,
+                                   unit_tip, unit_log, tip_bit, tip_block, block_rule, att_rule)
+                    group.changed = changed
+                    groups.append(group)
+    held_harm, held_evidence = np.zeros(harm_points), 0.0
     while True:
         sweep += 1
         change = 0.0
-        harm_acc = np.zeros(harm_points)
-        log_evidence = 0.0
+        harm_acc = np.array(held_harm)
+        log_evidence = held_evidence
         for group in groups:
+            if sweep > 1 and not group.changed:
+                continue
             # Every attempt's expected log factor with the current posteriors.
             logs_q = np.log(1 - d * unit_f * q[unit_tip] + TINY)
             att_log = np.bincount(unit_att, weights=logs_q, minlength=n_att)
@@ -593,6 +673,9 @@ def _exact(params: BlameParameters, max_block: int, n_tips: int, unit_tip, unit_
             base[block_rule[group.blocks]] = new_base
             harm_acc += harm
             log_evidence += group.log_evidence
+            if sweep == 1 and not group.changed:
+                held_harm += harm
+                held_evidence += group.log_evidence
         old_pi = pi
         pi = min(max((q.sum() + 10 * prior) / (n_tips + 10), 0.001), 0.5)
         pi_step = pi - old_pi
@@ -622,7 +705,12 @@ def _exact(params: BlameParameters, max_block: int, n_tips: int, unit_tip, unit_
                     harm_prior = moved
                     mix_since = 0
         last_mix_step = mix_step
-        converged = change < 1e-4
+        converged = change < SETTLED
+        if converged and any(not group.changed for group in groups):
+            # The changed blocks have settled: now every block, until all have (a fixed point of the whole sweep).
+            for group in groups:
+                group.changed = True
+            held_harm, held_evidence, converged = np.zeros(harm_points), 0.0, False
         if converged or sweep >= max_sweeps:
             break
     partitioned = bool(np.any(block_chunk > 0))

@@ -26,7 +26,7 @@ from scipy import sparse
 from scipy.sparse import csgraph
 
 from ctxgraph.fit.groups import identical_columns
-from ctxgraph.fit.evidence import Evidence
+from ctxgraph.fit.evidence import Evidence, PreviousFit
 
 __all__ = ["EffectsFit", "fit_effects"]
 
@@ -78,35 +78,104 @@ def _batched_inverse_diagonal(matrix: sparse.csr_matrix, block_of: np.ndarray, l
     return (diagonal, inverses) if want_inverse else diagonal
 
 
-def fit_effects(evidence: Evidence, *, ridge_lambda: float, max_component_tips: int, max_iterations: int) -> EffectsFit:
+def _components(u_tip: np.ndarray, u_rule: np.ndarray):
+    """The representatives, their columns, the rules, and each column's group (rules first, then tips)."""
+    reps = np.unique(u_tip)
+    tip_col = np.searchsorted(reps, u_tip)
+    rules = np.unique(u_rule)
+    rule_col_of_unit = np.searchsorted(rules, u_rule)
+    p = rules.size + reps.size
+    link = sparse.coo_matrix((np.ones(tip_col.size), (rules.size + tip_col, rule_col_of_unit)), shape=(p, p))
+    _, component = csgraph.connected_components(link, directed=False)
+    return reps, tip_col, rules, rule_col_of_unit, component
+
+
+def fit_effects(evidence: Evidence, *, ridge_lambda: float, max_component_tips: int, max_iterations: int,
+                previous: PreviousFit | None = None) -> EffectsFit:
+    """Fit every group of linked tips; with ``previous`` (an incremental fit) only the groups where
+    a tip's evidence changed, from the stored estimates, the others keeping their stored figures.
+
+    The groups are independent problems (no attempt spans two), so a group with nothing new has
+    the optimum it had; and each group's problem is convex, so a warm start changes how many
+    Newton steps a changed group takes, not where it ends.
+    """
     rows = evidence.units()
     w = rows.mean(evidence.follow_weight)
     y = rows.mean(evidence.credit)
     tips, representative, members = identical_columns(rows.tip, rows.attempt, w)
     # Only representatives enter the fit.
-    unit_rep = representative[np.searchsorted(tips, rows.tip)]
-    keep = unit_rep == rows.tip
-    u_tip, u_att, u_rule, u_w, u_y = rows.tip[keep], rows.attempt[keep], rows.rule[keep], w[keep], y[keep]
-    reps = np.unique(u_tip)
-    n_tips = reps.size
-    if n_tips == 0:
+    keep = representative[np.searchsorted(tips, rows.tip)] == rows.tip
+    # (Views, not copies, where every unit is its own representative: at 10M rows each copy is 80 MB.)
+    u_tip, u_att, u_rule, u_w, u_y = ((rows.tip, rows.attempt, rows.rule, w, y) if keep.all() else
+                                      (rows.tip[keep], rows.attempt[keep], rows.rule[keep], w[keep], y[keep]))
+    del w, y, keep
+    if u_tip.size == 0:
         empty = np.zeros(0)
         return EffectsFit(tips, representative, members, empty, empty, np.zeros(0, np.int64), empty,
                           np.zeros(0, np.int64), np.zeros(0, dtype=object), 0, True)
-    tip_col = np.searchsorted(reps, u_tip)
+    reps, tip_col, rules, _, component = _components(u_tip, u_rule)
+    n_rules, n_tips = rules.size, reps.size
+    tip_component = component[n_rules:]
+    group_columns = np.bincount(component, minlength=component.max() + 1)
+    effect = np.zeros(n_tips)
+    variance = np.zeros(n_tips)
+    large = np.zeros(n_tips, dtype=bool)
+    active = np.ones(n_tips, dtype=bool)
+    if previous is not None:
+        stored = previous.lookup(previous.effect, reps)
+        stale = np.isnan(stored)
+        stale[np.searchsorted(reps, representative[previous.is_changed(tips)])] = True
+        active_group = np.zeros(group_columns.size, dtype=bool)
+        active_group[tip_component[stale]] = True
+        active = active_group[tip_component]
+        effect = np.where(np.isnan(stored), 0.0, stored)
+        variance = previous.lookup(previous.std_error, reps) ** 2
+        large = previous.lookup((previous.method == "blockwise").astype(float), reps, 0.0) == 1
+    iterations, converged = 0, True
+    support_attempts = np.bincount(tip_col, minlength=n_tips)
+    support_followed = np.bincount(tip_col, weights=u_w, minlength=n_tips)
+    if active.any():
+        if active.all():
+            fitted = _newton(u_tip, u_att, u_rule, u_w, u_y, effect, reps, ridge_lambda, max_component_tips,
+                             max_iterations)
+        else:
+            unit_active = active[tip_col]
+            fitted = _newton(u_tip[unit_active], u_att[unit_active], u_rule[unit_active], u_w[unit_active],
+                             u_y[unit_active], effect, reps, ridge_lambda, max_component_tips, max_iterations)
+        at = np.flatnonzero(active)
+        effect[at], variance[at], large[at], iterations, converged = fitted
+    # Every tip with evidence reads its representative's figures.
+    rep_index = np.searchsorted(reps, representative)
+    return EffectsFit(
+        tips=tips,
+        representative=representative,
+        co_followed=members,
+        effect=effect[rep_index],
+        variance=variance[rep_index],
+        attempts=support_attempts[rep_index],
+        followed_attempts=support_followed[rep_index],
+        component_tips=np.bincount(tip_component, minlength=group_columns.size)[tip_component[rep_index]],
+        method=np.where(large[rep_index], "blockwise", "exact"),
+        iterations=iterations,
+        converged=converged,
+    )
+
+
+def _newton(u_tip, u_att, u_rule, u_w, u_y, start, all_reps, ridge_lambda, max_component_tips, max_iterations):
+    """Newton's method over these units' groups, from ``start`` (aligned with ``all_reps``); returns
+    the effects, variances and whether each tip's group was past ``max_component_tips`` (aligned
+    with the units' representatives, a subset of ``all_reps`` in order), the iterations and whether
+    it converged."""
+    reps, tip_col, rules, rule_col_of_unit, component = _components(u_tip, u_rule)
+    n_rules, n_tips = rules.size, reps.size
     attempts, att_index = np.unique(u_att, return_inverse=True)
+    att_index = att_index.reshape(-1)
     n_att = attempts.size
     # The attempt's target (its units' mean outcome, in [0, 1]) and rule (the smallest).
     target = np.clip(np.bincount(att_index, weights=u_y, minlength=n_att) / np.bincount(att_index, minlength=n_att), 0, 1)
     att_rule = np.full(n_att, np.iinfo(np.int64).max)
     np.minimum.at(att_rule, att_index, u_rule)
-    rules = np.unique(u_rule)
-    n_rules = rules.size
-    rule_col_of_unit = np.searchsorted(rules, u_rule)
-    # Groups: tips linked through the rules their units name.
     p = n_rules + n_tips
-    link = sparse.coo_matrix((np.ones(tip_col.size), (n_rules + tip_col, rule_col_of_unit)), shape=(p, p))
-    _, component = csgraph.connected_components(link, directed=False)
     att_rule_col = np.searchsorted(rules, att_rule)
     att_component = component[att_rule_col]
     # The design: the attempt's intercept, then each tip whose group is the attempt's, weight != 0.
@@ -115,6 +184,7 @@ def fit_effects(evidence: Evidence, *, ridge_lambda: float, max_component_tips: 
     x_cols = np.concatenate([att_rule_col, n_rules + tip_col[entry]])
     x_vals = np.concatenate([np.ones(n_att), u_w[entry]])
     design = sparse.csr_matrix((x_vals, (x_rows, x_cols)), shape=(n_att, p))
+    del x_rows, x_cols, x_vals, entry, att_index, u_w, u_y, u_att
     design_t = design.T.tocsr()
     entry_row = np.repeat(np.arange(n_att), np.diff(design.indptr))
     penalty = np.concatenate([np.full(n_rules, INTERCEPT_PENALTY), np.full(n_tips, ridge_lambda)])
@@ -142,6 +212,9 @@ def fit_effects(evidence: Evidence, *, ridge_lambda: float, max_component_tips: 
     block_columns_matrix = _block_columns(order, block_of, block_size, starts)
     theta = np.zeros(p)
     tip_slice = slice(n_rules, p)
+    theta[tip_slice] = start[np.searchsorted(all_reps, reps)]
+    if np.any(theta[tip_slice] != 0):
+        theta[:n_rules] = _intercepts(design, att_rule_col, target, theta, n_rules)
     converged = False
     iterations = 0
     for iterations in range(1, max_iterations + 1):
@@ -166,23 +239,25 @@ def fit_effects(evidence: Evidence, *, ridge_lambda: float, max_component_tips: 
     weight = np.maximum(prob * (1 - prob), 1e-9)
     hessian = _information(design, design_t, entry_row, weight, penalty)
     variance = _batched_inverse_diagonal(hessian, block_of, local, block_size)
-    support_attempts = np.bincount(tip_col, minlength=n_tips)
-    support_followed = np.bincount(tip_col, weights=u_w, minlength=n_tips)
-    # Every tip with evidence reads its representative's figures.
-    rep_index = np.searchsorted(reps, representative)
-    return EffectsFit(
-        tips=tips,
-        representative=representative,
-        co_followed=members,
-        effect=theta[n_rules + rep_index],
-        variance=variance[n_rules + rep_index],
-        attempts=support_attempts[rep_index],
-        followed_attempts=support_followed[rep_index],
-        component_tips=np.bincount(component[n_rules:], minlength=group_columns.size)[component[n_rules + rep_index]],
-        method=np.where(large[rep_index], "blockwise", "exact"),
-        iterations=iterations,
-        converged=converged,
-    )
+    return theta[tip_slice], variance[tip_slice], large[n_rules:], iterations, converged
+
+
+def _intercepts(design: sparse.csr_matrix, att_rule_col: np.ndarray, target: np.ndarray, theta: np.ndarray,
+                n_rules: int) -> np.ndarray:
+    """Each rule's intercept given the tips' effects in ``theta``: a few one-dimensional Newton
+    steps per rule, all rules at once (a warm start's tips with cold intercepts would send the
+    first joint step far off)."""
+    fixed = design @ np.concatenate([np.zeros(n_rules), theta[n_rules:]])
+    alpha = np.zeros(n_rules)
+    for _ in range(20):
+        prob = 1 / (1 + np.exp(-np.clip(alpha[att_rule_col] + fixed, -30, 30)))
+        gradient = np.bincount(att_rule_col, weights=target - prob, minlength=n_rules) - INTERCEPT_PENALTY * alpha
+        curvature = np.bincount(att_rule_col, weights=np.maximum(prob * (1 - prob), 1e-9), minlength=n_rules)
+        step = np.clip(gradient / (curvature + INTERCEPT_PENALTY), -5, 5)
+        alpha += step
+        if np.max(np.abs(step)) < 1e-8:
+            break
+    return alpha
 
 
 def _information(design: sparse.csr_matrix, design_t: sparse.csr_matrix, entry_row: np.ndarray, weight: np.ndarray,

@@ -14,10 +14,50 @@ import numpy as np
 
 from ctxgraph.fit.groups import Units, to_units
 
-__all__ = ["SOURCE_CODES", "Evidence"]
+__all__ = ["SOURCE_CODES", "Evidence", "PreviousFit"]
 
 # follow_source as a small integer: the blame model reads a verdict's reliability by its source.
 SOURCE_CODES = {"none": 0, "judge": 1, "embedding": 2, "signal": 3}
+
+@dataclass
+class PreviousFit:
+    """The stored fit an incremental fit starts from (``ctxgraph.fit_previous``), arrays on ``tip_id``.
+
+    ``changed``: the tips whose evidence the stored fit has not seen (sorted); every other tip's
+    rows are those it fitted.
+    """
+
+    as_of: datetime
+    parameters: dict[str, float]  # the effects.* and blame.* parameters it read
+    summary: dict  # the figures it fitted (tip_effects.parameters)
+    tip_id: np.ndarray
+    effect: np.ndarray  # NaN: no evidence
+    std_error: np.ndarray
+    method: np.ndarray
+    misleading_probability: np.ndarray  # NaN: none
+    changed: np.ndarray
+
+    def lookup(self, values: np.ndarray, tips: np.ndarray, missing: float = np.nan) -> np.ndarray:
+        """``values`` (aligned on ``tip_id``) for ``tips``; ``missing`` where the stored fit has no row."""
+        if self.tip_id.size == 0:
+            return np.full(tips.shape, missing)
+        at = np.minimum(np.searchsorted(self.tip_id, tips), self.tip_id.size - 1)
+        found = self.tip_id[at] == tips
+        out = np.where(found, values[at], missing)
+        return out
+
+    def is_changed(self, tips: np.ndarray) -> np.ndarray:
+        """Whether each tip's evidence changed since the stored fit, or the fit has no row for it."""
+        if self.changed.size:
+            at = np.minimum(np.searchsorted(self.changed, tips), self.changed.size - 1)
+            changed = self.changed[at] == tips
+        else:
+            changed = np.zeros(tips.shape, dtype=bool)
+        if self.tip_id.size == 0:
+            return np.ones(tips.shape, dtype=bool)
+        at = np.minimum(np.searchsorted(self.tip_id, tips), self.tip_id.size - 1)
+        return changed | (self.tip_id[at] != tips)
+
 
 @dataclass
 class Evidence:
@@ -42,6 +82,7 @@ class Evidence:
     evidence_version: Decimal
     parameters: dict[str, float]
     tip_versions: np.ndarray  # aligned with skill_tips
+    previous: PreviousFit | None = None  # read only for an incremental fit
     _units: Units | None = field(default=None, repr=False)
     _attempts: tuple[np.ndarray, np.ndarray] | None = field(default=None, repr=False)
 

@@ -25,7 +25,7 @@ import numpy as np
 import psycopg
 from psycopg import sql
 
-from ctxgraph.fit.evidence import Evidence
+from ctxgraph.fit.evidence import Evidence, PreviousFit
 
 if TYPE_CHECKING:
     from ctxgraph.fit import SkillFit
@@ -116,15 +116,18 @@ def _columns(rows: np.ndarray) -> dict[str, np.ndarray]:
     return {name: rows[name].astype(_NATIVE[name]) for name, _ in _EVIDENCE_COLUMNS}
 
 
-def read_evidence(conn: psycopg.Connection, skill: str, as_of: datetime) -> Evidence:
+def read_evidence(conn: psycopg.Connection, skill: str, as_of: datetime, *, previous: bool = False) -> Evidence:
     """Read everything a fit of ``skill`` as of ``as_of`` needs, in one REPEATABLE READ snapshot.
+
+    With ``previous`` also the stored fit an incremental fit starts from (``ctxgraph.fit_previous``),
+    in the same snapshot: the tips it names as changed are exactly those whose rows differ.
 
     Through ``ctxgraph.fit_snapshot`` and ``ctxgraph.fit_evidence`` (owner-run: the fit's roles
     read no log table themselves). On an idle connection the read is a REPEATABLE READ transaction
     of its own; inside the caller's transaction it reads that transaction's snapshot(s).
     """
     idle = conn.info.transaction_status == psycopg.pq.TransactionStatus.IDLE
-    previous = conn.isolation_level
+    isolation = conn.isolation_level
     if idle and not conn.autocommit:
         conn.isolation_level = psycopg.IsolationLevel.REPEATABLE_READ
     try:
@@ -137,6 +140,16 @@ def read_evidence(conn: psycopg.Connection, skill: str, as_of: datetime) -> Evid
                 (skill,),
             )
             rules, runs, tips, versions, harmful, version, parameters = cur.fetchone()
+            stored = None
+            if previous:
+                cur.execute(
+                    "SELECT fit_as_of, parameters, fit_parameters, tip_id, effect, std_error, method,"
+                    " misleading_probability, changed_tips FROM ctxgraph.fit_previous(%s, %s)",
+                    (skill, as_of),
+                )
+                row = cur.fetchone()
+                if row is not None:
+                    stored = _previous_fit(row)
             statement = sql.SQL("COPY (SELECT * FROM ctxgraph.fit_evidence({}, {})) TO STDOUT (FORMAT binary)").format(
                 sql.Literal(skill), sql.Literal(as_of)
             )
@@ -147,7 +160,7 @@ def read_evidence(conn: psycopg.Connection, skill: str, as_of: datetime) -> Evid
             rows = stream.finish()
     finally:
         if idle and not conn.autocommit:
-            conn.isolation_level = previous
+            conn.isolation_level = isolation
     if rows["rule"].size and (np.any(rows["rule"] < 0) or np.any(rows["run"] < 0)):
         raise RuntimeError(
             f"ctxgraph: {skill}'s maintained levels miss a rule or run of its log: run SELECT ctxgraph.refresh_tip_stats()"
@@ -173,6 +186,26 @@ def read_evidence(conn: psycopg.Connection, skill: str, as_of: datetime) -> Evid
         evidence_version=Decimal(version),
         parameters={str(k): float(v) for k, v in parameters.items()},
         tip_versions=np.array(versions, dtype=np.int64),
+        previous=stored,
+    )
+
+
+def _floats(values: list) -> np.ndarray:
+    return np.array([np.nan if v is None else v for v in values], dtype=float)
+
+
+def _previous_fit(row: tuple) -> PreviousFit:
+    fit_as_of, parameters, summary, tips, effect, std_error, method, misleading, changed = row
+    return PreviousFit(
+        as_of=fit_as_of,
+        parameters={str(k): float(v) for k, v in (parameters or {}).items()},
+        summary=dict(summary or {}),
+        tip_id=np.array(tips, dtype=np.int64),
+        effect=_floats(effect),
+        std_error=_floats(std_error),
+        method=np.array(method, dtype=object),
+        misleading_probability=_floats(misleading),
+        changed=np.array(changed, dtype=np.int64),
     )
 
 

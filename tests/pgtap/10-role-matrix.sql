@@ -7,7 +7,7 @@
 -- against the catalog; then real attempts with SET LOCAL ROLE. Needs pgTAP, the fixtures of
 -- tests/fixtures/factories.sql, and a superuser (or CREATEROLE) session.
 BEGIN;
-SELECT plan(794);
+SELECT plan(799);
 
 CREATE ROLE ctxgraph_roles_probe NOLOGIN;
 -- ---------------------------------------------------------------------------------------------
@@ -176,6 +176,7 @@ SELECT set_eq(
                  ('function', 'ctxgraph.fit_state(text, timestamp with time zone)'),
                  ('function', 'ctxgraph.fit_snapshot(text)'),
                  ('function', 'ctxgraph.fit_evidence(text, timestamp with time zone)'),
+                 ('function', 'ctxgraph.fit_previous(text, timestamp with time zone)'),
                  ('function', 'ctxgraph.tip_fit_staging()'),
                  ('function', 'ctxgraph.write_tip_fit(text, timestamp with time zone, numeric, jsonb, jsonb)')$$,
     'the catalog''s relations and functions in ctxgraph, stig and cve are exactly the role matrix''s rows');
@@ -1978,7 +1979,7 @@ SELECT is(ARRAY(SELECT s.v FROM (
           'column grants on cve.scoring_null_reasons: none');
 
 -- ---------------------------------------------------------------------------------------------
--- Functions (280): EXECUTE for each role, both ways; PUBLIC never.
+-- Functions (285): EXECUTE for each role, both ways; PUBLIC never.
 -- ---------------------------------------------------------------------------------------------
 SELECT function_privs_are('ctxgraph', 'save_attempt', ARRAY['text', 'text', 'text', 'integer', 'text', 'timestamp with time zone', 'timestamp with time zone']::name[],
                           'ctxgraph_writer', ARRAY['EXECUTE']::name[],
@@ -2790,6 +2791,21 @@ SELECT function_privs_are('ctxgraph', 'fit_evidence', ARRAY['text', 'timestamp w
 SELECT function_privs_are('ctxgraph', 'fit_evidence', ARRAY['text', 'timestamp with time zone']::name[],
                           'ctxgraph_roles_probe', '{}'::name[],
                           'PUBLIC (a role with no grants) may not execute ctxgraph.fit_evidence(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'fit_previous', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_writer', '{}'::name[],
+                          'ctxgraph_writer may not execute ctxgraph.fit_previous(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'fit_previous', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_scorer', ARRAY['EXECUTE']::name[],
+                          'ctxgraph_scorer may execute ctxgraph.fit_previous(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'fit_previous', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_ranker', '{}'::name[],
+                          'ctxgraph_ranker may not execute ctxgraph.fit_previous(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'fit_previous', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_analyst', '{}'::name[],
+                          'ctxgraph_analyst may not execute ctxgraph.fit_previous(text, timestamp with time zone)');
+SELECT function_privs_are('ctxgraph', 'fit_previous', ARRAY['text', 'timestamp with time zone']::name[],
+                          'ctxgraph_roles_probe', '{}'::name[],
+                          'PUBLIC (a role with no grants) may not execute ctxgraph.fit_previous(text, timestamp with time zone)');
 SELECT function_privs_are('ctxgraph', 'tip_fit_staging', '{}'::name[],
                           'ctxgraph_writer', '{}'::name[],
                           'ctxgraph_writer may not execute ctxgraph.tip_fit_staging()');

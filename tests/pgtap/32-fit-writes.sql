@@ -6,7 +6,7 @@
 -- parameters kept on every row are small. A fit as of an instant before later retrievals is stale
 -- for them, and a retiring evict_tips refuses it (55000).
 BEGIN;
-SELECT plan(10);
+SELECT plan(15);
 
 SELECT tests.make_tip('stig', 'W-1', 'tip W') AS w \gset
 SELECT tests.make_tip('stig', 'W-1', 'tip never retrieved') AS idle \gset
@@ -42,6 +42,12 @@ LANGUAGE sql AS $$
       FROM ctxgraph._tip_effects_fingerprint('stig') AS fp
 $$;
 
+-- What an incremental fit starts from, before any fit (2)
+SELECT is_empty($$SELECT * FROM ctxgraph.fit_previous('stig', '2026-12-01')$$,
+                'fit_previous: no row for a skill without a stored fit');
+SELECT throws_ok($$SELECT * FROM ctxgraph.fit_previous('stig', 'infinity')$$, '22023', NULL,
+                 'fit_previous refuses an as_of of infinity');
+
 -- The stamp and the versions (2)
 SELECT pg_temp.stage(-1, 0.5, 1);
 SELECT throws_ok($$SELECT pg_temp.write('{}', 12345)$$, '22023',
@@ -67,6 +73,12 @@ SELECT throws_ok(format($$SELECT pg_temp.write(jsonb_build_object('pad', repeat(
 -- A fit before later evidence (3)
 SELECT pg_temp.stage(-1, 0.5, 1);
 SELECT is(pg_temp.write(), 1, 'an honest fit is written');
+SELECT results_eq(format($$SELECT p.fit_as_of, p.changed_tips, e.effect, e.misleading_probability
+                      FROM ctxgraph.fit_previous('stig', '2026-12-01') AS p,
+                           unnest(p.tip_id, p.effect, p.misleading_probability) AS e (tip_id, effect, misleading_probability)
+                     WHERE e.tip_id = %s$$, :w),
+                  $$VALUES ('2026-12-01'::timestamptz, '{}'::bigint[], -1::double precision, 0.99::double precision)$$,
+                  'fit_previous hands over the stored fit: its instant, W''s figures, and no changed tip');
 SELECT tests.make_judged_attempt('stig', 'fw-late', 'W-1', 1, ARRAY[:w]::bigint[], false, 'health_failure',
                                  '2026-12-02 10:00+00', true, 0.9);
 -- The same evidence up to 2026-12-01 as the fit's, but W has one more attempt after it.
@@ -77,6 +89,12 @@ UPDATE ctxgraph.tip_effects AS e SET evidence_version = s.evidence_version
 SELECT results_eq($$SELECT current, tips_changed, attempts_after FROM ctxgraph.fit_state('stig', '2026-12-03')$$,
                   $$VALUES (false, 1::bigint, 1::bigint)$$,
                   'a fit as of before a later attempt is stale by that attempt''s tip, even with the same fingerprint');
+SELECT is((SELECT changed_tips FROM ctxgraph.fit_previous('stig', '2026-12-03')), ARRAY[:w]::bigint[],
+          'fit_previous names the tip retrieved after the fit''s instant as changed, the one tip fit_state counts');
+UPDATE ctxgraph.tip_retrievals SET tip_followed_llm = false
+ WHERE skill = 'stig' AND tip_id = :w AND run_id = 'fw-0';
+SELECT is((SELECT changed_tips FROM ctxgraph.fit_previous('stig', '2026-12-01')), ARRAY[:w]::bigint[],
+          'and a tip whose rows were rescored since the fit, at the fit''s own instant');
 SELECT throws_ok($$SELECT * FROM ctxgraph.evict_tips('stig', '2026-12-03', false)$$, '55000', NULL,
                  'and a retiring evict_tips refuses it (55000)');
 SELECT is((SELECT retired_at FROM ctxgraph.tips WHERE skill = 'stig' AND id = :w), NULL,

@@ -5,8 +5,10 @@ its read / fit / write split (median of --reps), its peak memory (a child proces
 resident set), a second call when nothing changed (fit_state only); then, when --released-db is
 given (a database deployed to @v0.6.0 holding the same log), the released fit's
 refresh_tip_effects on it once, and how far the two fits' numbers are apart (the numpy fit with the
-nuisance fitting off, so both fit the same model). Each issue goal is printed beside its measure.
-Nothing passes or fails on a time.
+nuisance fitting off, so both fit the same model); then the incremental refit twice, after new runs
+holding 50,000 retrievals of every rule and after 50,000 of 25 rules (copies of the latest scored
+runs), each beside a full fit of the same evidence and how far apart the two are. Each issue goal is
+printed beside its measure. Nothing passes or fails on a time.
 """
 
 from __future__ import annotations

@@ -30,7 +30,8 @@
 #   7. The attribution fit (bench/fit_engine.py): ctxgraph.fit in full on the same 1M-row log, its
 #      read / fit / write split and peak memory, a second call when nothing changed, and the released
 #      PL/pgSQL fit (@v0.6.0) on the same log in a database of its own, with how far the two fits'
-#      numbers are apart; each goal beside its measure. About 6 minutes (two logs generated, the
+#      numbers are apart; then the incremental refit after new runs of every rule and of 25 rules,
+#      each beside a full fit of the same evidence; each goal beside its measure. About 6 minutes (two logs generated, the
 #      released fit about 100 s).
 # Every database is dropped on every exit. About 14 minutes on 2 cores (815, 852 and 879 s in three
 # runs), under 4 of them part 1

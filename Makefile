@@ -6,12 +6,13 @@ SHELL := /bin/bash
 VENV := .venv
 STAMP := $(VENV)/.provisioned
 
-.PHONY: help provision provision-system provision-python provision-test db-start db-stop deploy revert test demo bench clean
+.PHONY: help provision provision-system provision-python provision-test db-start db-stop deploy revert test demo bench docs clean
 
 help:
 	@echo "make demo   - run ctxgraph on the bundled sample (embedded PostgreSQL)"
 	@echo "make test   - run every test (pgTAP, sqitch round trip, pytest)"
 	@echo "make bench  - run the benchmarks"
+	@echo "make docs   - regenerate docs/sql-api.md from a fresh deploy's catalog"
 	@echo "make deploy / make revert / make db-start / make db-stop"
 
 provision: provision-system provision-python
@@ -51,6 +52,9 @@ demo: provision-system provision-python
 
 bench: provision-system provision-python
 	@bash scripts/bench.sh
+
+docs: provision-system provision-python
+	@bash scripts/gen-sql-api.sh
 
 clean: db-stop
 	rm -rf .pgdata $(VENV)

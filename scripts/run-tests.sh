@@ -23,6 +23,9 @@ python3 scripts/check-released.py || status=1
 step "the generated role test matches the README's role matrix"
 bash scripts/check-generated.sh || status=1
 
+step "docs/sql-api.md matches a fresh deploy's catalog"
+bash scripts/check-sql-api.sh || status=1
+
 step "pgTAP ($pgtap_db)"
 create_database "$pgtap_db"
 ( export PGDATABASE="$pgtap_db"

@@ -1,12 +1,13 @@
 """The ``ctxgraph`` command: ``score`` (the end-of-run scoring pass), ``load``, ``fit``, ``evict``, ``audit``,
-``evaluate``, ``calibrate``, ``simulate``.
+``evaluate``, ``calibrate``, ``simulate``, and ``db`` (deploy, verify, revert or report the schema with
+sqitch).
 
 Exit status: 0 when the command completed (a pass with per-row NULLs has completed), 2 for usage
 errors (bad arguments, unreadable run log, unknown skill, a run log the write path refuses; for
 ``score`` an unknown run or rescore reason and a log of another run), 3 when the database cannot be
 reached or fails during the command (a server restart mid-pass included). Every error ends with one line on stderr,
 ``ctxgraph <command>: <what went wrong>``, never a traceback; an unknown skill reads the same for
-every command.
+every command. ``ctxgraph db`` returns sqitch's own exit status (2 when sqitch cannot be run at all).
 """
 
 from __future__ import annotations
@@ -16,9 +17,6 @@ import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
-
-from ctxgraph.calibration import CASCADE_CHECK_SHARE, MIN_PER_CLASS
-from ctxgraph.embed import DEFAULT_MAX_CHUNKS
 
 EXIT_OK = 0
 EXIT_USAGE = 2
@@ -102,13 +100,55 @@ def _positive_float(text: str) -> float:
     return value
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _top_parser() -> tuple[argparse.ArgumentParser, argparse._SubParsersAction]:
     parser = argparse.ArgumentParser(
         prog="ctxgraph",
         description="Outcome attribution for agent memory. The database comes from DATABASE_URL "
         "(else the libpq variables PGHOST, PGPORT, PGUSER, PGDATABASE).",
     )
-    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    return parser, parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+
+def _add_db_parser(sub: argparse._SubParsersAction) -> None:
+    db = sub.add_parser(
+        "db",
+        help="deploy, verify, revert or report the ctxgraph schema with sqitch",
+        description="Run sqitch on the sqitch project installed with ctxgraph (its plan and its deploy, "
+        "revert and verify scripts) against the database of DATABASE_URL (a postgresql:// URL), else of the "
+        "libpq variables. sqitch must be on PATH; its output is printed as it comes and its exit status is "
+        "the command's.",
+    )
+    verbs = db.add_subparsers(dest="db_verb", required=True, metavar="VERB")
+    deploy = verbs.add_parser("deploy",
+                              help="deploy the changes not deployed yet, verifying each (sqitch deploy)")
+    deploy.add_argument("--to", metavar="CHANGE", help="deploy only up to this change or tag, e.g. @v0.4.0")
+    verbs.add_parser("verify", help="run the verify script of every deployed change (sqitch verify)")
+    revert = verbs.add_parser("revert", help="revert changes without asking (sqitch revert -y)",
+                              description="Revert the changes after --to, or with --all every change "
+                              "(the schemas and their data go). sqitch is told not to ask: how far is never "
+                              "a default.")
+    how_far = revert.add_mutually_exclusive_group(required=True)
+    how_far.add_argument("--to", metavar="CHANGE",
+                         help="keep this change or tag and those before it, e.g. @v0.1.0 or "
+                              "def27_tip_followed^")
+    how_far.add_argument("--all", action="store_true", dest="revert_all",
+                         help="revert every change (sqitch's --to @ROOT would keep the first)")
+    verbs.add_parser("status", help="the last change deployed and any not deployed yet (sqitch status)")
+
+
+def _db_parser() -> argparse.ArgumentParser:
+    """The parser of `ctxgraph db` alone: none of the other commands' modules is imported to build it."""
+    parser, sub = _top_parser()
+    _add_db_parser(sub)
+    return parser
+
+
+def build_parser() -> argparse.ArgumentParser:
+    # Here, not at the top: they bring numpy, which `ctxgraph db` must not need (see main).
+    from ctxgraph.calibration import CASCADE_CHECK_SHARE, MIN_PER_CLASS
+    from ctxgraph.embed import DEFAULT_MAX_CHUNKS
+
+    parser, sub = _top_parser()
 
     score = sub.add_parser(
         "score",
@@ -254,6 +294,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="refuse (exit 2) a world that could write more than N retrievals, runs x rules x "
                            f"max_attempts x tips_per_attempt (default {MAX_RETRIEVALS:,})")
     size.add_argument("--no-size-limit", action="store_true", help="run a world of any size")
+    _add_db_parser(sub)
     return parser
 
 
@@ -521,8 +562,24 @@ def _calibrate(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _db(args: argparse.Namespace) -> int:
+    from ctxgraph import db
+
+    command = f"db {args.db_verb}"
+    try:
+        # verify and status take no --to; revert without one is revert --all
+        return db.run(args.db_verb, to=getattr(args, "to", None))
+    except db.DbError as exc:
+        print(f"ctxgraph {command}: {exc}", file=sys.stderr)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        print(f"ctxgraph {command}: interrupted; sqitch deploys and reverts change by change, "
+              "ctxgraph db status says where it stopped", file=sys.stderr)
+        return 130
+
+
 COMMANDS = {"score": _score, "load": _load, "fit": _fit, "evict": _evict, "audit": _audit, "evaluate": _evaluate,
-            "simulate": _simulate, "calibrate": _calibrate}
+            "simulate": _simulate, "calibrate": _calibrate, "db": _db}
 
 
 def _one_line(exc: BaseException) -> str:
@@ -545,6 +602,12 @@ INTERRUPTED = {
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the ctxgraph command line; return its exit status (0 ok, 2 usage, 3 database)."""
+    argv = sys.argv[1:] if argv is None else list(argv)
+    if argv[:1] == ["db"]:
+        # `ctxgraph db` only runs sqitch: parsed and run without the modules of the other commands (numpy,
+        # psycopg, torch), it works where ctxgraph was installed without its dependencies, e.g. on a host
+        # that only deploys the schema.
+        return _db(_db_parser().parse_args(argv))
     args = build_parser().parse_args(argv)
     import psycopg
 

@@ -197,6 +197,7 @@ def ensure_fit(conn: psycopg.Connection, skill: str, as_of: datetime | None = No
         return FitRun(state, False, None, time.perf_counter() - began, None)
     say = progress or (lambda line: None)
     evidence = read_evidence(conn, skill, state.as_of, previous=not full)
+    evidence.drop_row_keys()
     say(f"fit {skill}: read {evidence.rows:,} scored retrievals in {time.perf_counter() - began:.1f} s")
     fit = fit_evidence(evidence)
     blame = fit.blame_summary

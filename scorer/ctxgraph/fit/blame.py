@@ -323,8 +323,11 @@ def fit_blame(evidence: Evidence, params: BlameParameters, previous: PreviousFit
     if reps.size == 0:
         summary.update({"tips": 0, "converged": True})
         return BlameFit(tips, np.zeros(tips.size), summary)
-    unit_tip = np.searchsorted(reps, u_tip)
-    unit_att = np.searchsorted(attempts, u_att)
+    # Positions into the tips and attempts: 4 bytes each where they fit (they only index, and the
+    # products of two of them below are taken in 8 bytes).
+    index = np.int32 if max(reps.size, attempts.size) < np.iinfo(np.int32).max else np.int64
+    unit_tip = np.searchsorted(reps, u_tip).astype(index)
+    unit_att = np.searchsorted(attempts, u_att).astype(index)
     del u_tip, u_att
     warm = None
     if previous is not None:
@@ -341,7 +344,7 @@ def fit_blame(evidence: Evidence, params: BlameParameters, previous: PreviousFit
     # Home rule: the rule a tip was retrieved for most often (then the smallest), among the attempts' rules.
     in_rules = np.isin(u_rule, rules)
     unit_rule_idx = np.searchsorted(rules, u_rule)
-    pair = unit_tip[in_rules] * n_rules + unit_rule_idx[in_rules]
+    pair = unit_tip[in_rules].astype(np.int64) * n_rules + unit_rule_idx[in_rules]
     pairs, pair_n = np.unique(pair, return_counts=True)
     del pair, in_rules, unit_rule_idx, u_rule
     p_tip, p_rule = pairs // n_rules, pairs % n_rules
@@ -424,7 +427,7 @@ def _colours(place: np.ndarray, unit_tip: np.ndarray, unit_att: np.ndarray, n_ti
     """
     colour = np.array(place, dtype=np.int64)
     for _ in range(64):
-        key = unit_att * (n_tips + 1) + colour[unit_tip]
+        key = unit_att.astype(np.int64) * (n_tips + 1) + colour[unit_tip]
         order = np.lexsort((unit_tip, key))
         k = key[order]
         clash = np.zeros(order.size, dtype=bool)
@@ -620,12 +623,12 @@ def _exact(params: BlameParameters, max_block: int, n_tips: int, unit_tip, unit_
     own_block = np.repeat(np.arange(block_rule.size), per_block_own)
     offset = np.arange(own_block.size) - np.repeat(np.cumsum(per_block_own) - per_block_own, per_block_own)
     own_att = att_of_rule_order[np.repeat(rule_att_start[block_rule], per_block_own) + offset]
-    pair_key = np.unique(np.concatenate([own_block * n_att + own_att, unit_block * n_att + unit_att]))
+    pair_key = np.unique(np.concatenate([own_block * n_att + own_att, unit_block * n_att + unit_att.astype(np.int64)]))
     row_block, row_att = pair_key // n_att, pair_key % n_att
     row_own = att_rule[row_att] == block_rule[row_block]
     row_outcome = outcome[row_att]
     # Each row's in-block units (bit, log factor) and which units of the attempt are outside it.
-    unit_row = np.searchsorted(pair_key, unit_block * n_att + unit_att)
+    unit_row = np.searchsorted(pair_key, unit_block * n_att + unit_att.astype(np.int64))
     q = np.full(n_tips, prior)
     base = np.full(n_rules, 0.5)
     harm_prior = np.full(harm_points, 1.0 / harm_points)

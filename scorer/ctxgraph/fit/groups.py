@@ -47,6 +47,9 @@ def to_units(tip_id: np.ndarray, attempt_key: np.ndarray, rule: np.ndarray) -> U
     new[1:] = (t[1:] != t[:-1]) | (a[1:] != a[:-1])
     starts = np.flatnonzero(new)
     rules = np.minimum.reduceat(rule[order], starts)
+    # Row positions only ever index: 4 bytes each where they fit (at 10M rows, 80 MB less held).
+    if t.size < np.iinfo(np.int32).max:
+        order, starts = order.astype(np.int32), starts.astype(np.int32)
     return Units(t[starts], a[starts], rules, order, starts)
 
 

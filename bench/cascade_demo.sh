@@ -2,7 +2,7 @@
 # The judge cascade on the demo's two runs (samples/stig run-6 and run-7), with the demo's label judge
 # (samples/label_judge.py answers from the gold labels): judge calls saved and agreement with asking
 # the judge everywhere, for the pass's check of the band as shipped and with --cascade-check 0, and
-# as the README advises a skill to run: run-6 judged everywhere, `ctxgraph calibrate` on its verdicts,
+# as docs/run-log.md advises a skill to run: run-6 judged everywhere, `ctxgraph calibrate` on its verdicts,
 # then run-7 with the cascade (counted on run-7's labels alone), once from the default calibration
 # (whose labelled pool holds these runs' gold labels, so this figure is flattered; the held-out
 # measurement of calibrating from the default is bench/follow_signal_auc.py's) and once

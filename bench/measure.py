@@ -458,7 +458,7 @@ def ingest_plan(conn: psycopg.Connection, rng: random.Random, attempts: int) -> 
 
 
 def write_run_log(path: Path, run_id: str, plan: list[tuple[str, int, list[int], bool]]) -> None:
-    """A run log in the README's format: per attempt a retrieval line, then its attempt line."""
+    """A run log in docs/run-log.md's format: per attempt a retrieval line, then its attempt line."""
     from datetime import datetime, timedelta
 
     t0 = datetime.fromisoformat(INGEST_T0)

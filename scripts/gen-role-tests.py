@@ -1,26 +1,34 @@
 #!/usr/bin/env python3
-"""Write tests/pgtap/10-role-matrix.sql from the role matrix in README.md.
+"""Write tests/pgtap/10-role-matrix.sql and docs/operations.md's role matrix from docs/role-matrix.csv.
 
-The matrix (the Markdown tables between ``<!-- role-matrix:begin -->`` and
-``<!-- role-matrix:end -->``) is the only statement of who may do what. This script turns it into an
-exact-plan pgTAP file that checks every object of schema ctxgraph and of every skill schema as every
-role, both ways, plus PUBLIC (as a fresh role with no grants), and that fails when the catalog holds an
-object the matrix does not name. Standard library only; the output is deterministic, so
-scripts/check-generated.sh can diff a fresh run against the committed file.
+The matrix (docs/role-matrix.csv: one row per object or group of objects, columns kind, object,
+writer, scorer, ranker, analyst, why) is the only statement of who may do what. This script turns it
+into an exact-plan pgTAP file that checks every object of schema ctxgraph and of every skill schema as
+every role, both ways, plus PUBLIC (as a fresh role with no grants), and that fails when the catalog
+holds an object the matrix does not name; and it writes the matrix as Markdown tables between
+``<!-- role-matrix:begin -->`` and ``<!-- role-matrix:end -->`` in docs/operations.md. Standard library
+only; the output is deterministic, so scripts/check-generated.sh can diff a fresh run against the
+committed files.
 
-    python3 scripts/gen-role-tests.py                  # rewrite tests/pgtap/10-role-matrix.sql
-    python3 scripts/gen-role-tests.py --output -       # print it instead
+    python3 scripts/gen-role-tests.py                  # rewrite the pgTAP file and the docs block
+    python3 scripts/gen-role-tests.py --output -       # print the pgTAP file instead; still rewrite the block
+    python3 scripts/gen-role-tests.py --docs other.md  # rewrite the block in another page
 """
 
 from __future__ import annotations
 
 import argparse
+import csv
+import io
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+MATRIX_NAME = "docs/role-matrix.csv"
+DOCS_NAME = "docs/operations.md"
+COLUMNS = ("kind", "object", "writer", "scorer", "ranker", "analyst", "why")
 BEGIN_MARK = "<!-- role-matrix:begin -->"
 END_MARK = "<!-- role-matrix:end -->"
 
@@ -87,9 +95,20 @@ class Entry:
         return self.name.split(".", 1)[1]
 
 
+@dataclass(frozen=True)
+class Row:
+    """One row of the matrix file, as written: what the docs table shows."""
+
+    kind: str
+    objects: str  # the object cell: `name`s separated by commas
+    cells: tuple[str, ...]  # one per role, in ROLES order
+    why: str
+
+
 @dataclass
 class Matrix:
     entries: list[Entry] = field(default_factory=list)
+    rows: list[Row] = field(default_factory=list)
     private_group: dict[str, Grant] | None = None
 
 
@@ -119,15 +138,15 @@ def normalise_type(t: str) -> str:
     return TYPE_ALIASES.get(t, t) + suffix
 
 
-def normalise_function(sig: str, line: int) -> str:
+def normalise_function(sig: str, where: str, line: int) -> str:
     m = re.fullmatch(r"([a-z_][a-z0-9_]*)\.([a-z_][a-z0-9_]*)\((.*)\)", sig.strip())
     if not m:
-        raise MatrixError(f"README line {line}: not a function signature: {sig!r}")
+        raise MatrixError(f"{where} line {line}: not a function signature: {sig!r}")
     args = [normalise_type(a) for a in split_top(m.group(3))]
     return f"{m.group(1)}.{m.group(2)}({', '.join(args)})"
 
 
-def parse_cell(cell: str, kind: str, line: int) -> Grant:
+def parse_cell(cell: str, kind: str, where: str, line: int) -> Grant:
     cell = cell.strip()
     if cell == "-":
         return Grant(())
@@ -136,21 +155,21 @@ def parse_cell(cell: str, kind: str, line: int) -> Grant:
     for token in split_top(cell):
         m = re.fullmatch(r"([A-Z]+)(?:\s*\(([^()]*)\))?", token)
         if not m or m.group(1) not in VALID_PRIVS[kind]:
-            raise MatrixError(f"README line {line}: {token!r} is not a {kind} privilege")
+            raise MatrixError(f"{where} line {line}: {token!r} is not a {kind} privilege")
         if m.group(2) is None:
             privs.append(m.group(1))
         else:
             if kind not in ("table", "view") or m.group(1) not in COLUMN_PRIVS:
-                raise MatrixError(f"README line {line}: column privilege {token!r} on a {kind}")
+                raise MatrixError(f"{where} line {line}: column privilege {token!r} on a {kind}")
             for col in split_top(m.group(2)):
                 if not re.fullmatch(r"[a-z_][a-z0-9_]*", col):
-                    raise MatrixError(f"README line {line}: bad column name {col!r}")
+                    raise MatrixError(f"{where} line {line}: bad column name {col!r}")
                 columns.append((m.group(1), col))
     if len(set(privs)) != len(privs) or len(set(columns)) != len(columns):
-        raise MatrixError(f"README line {line}: a privilege is listed twice in {cell!r}")
+        raise MatrixError(f"{where} line {line}: a privilege is listed twice in {cell!r}")
     for priv, col in columns:
         if priv in privs:
-            raise MatrixError(f"README line {line}: {priv} ({col}) is already implied by table-level {priv}")
+            raise MatrixError(f"{where} line {line}: {priv} ({col}) is already implied by table-level {priv}")
     return Grant(tuple(sorted(privs)), tuple(sorted(columns)))
 
 
@@ -160,73 +179,96 @@ def expand(name: str) -> list[str]:
     return [name]
 
 
-def parse_matrix(readme: str) -> Matrix:
-    lines = readme.splitlines()
-    try:
-        start = lines.index(BEGIN_MARK)
-        end = lines.index(END_MARK)
-    except ValueError:
-        raise MatrixError(f"README.md: the markers {BEGIN_MARK} and {END_MARK} are missing") from None
-    if end < start:
-        raise MatrixError("README.md: the end marker comes before the begin marker")
+def parse_matrix(text: str, where: str = MATRIX_NAME) -> Matrix:
+    """Read the matrix from CSV text: a header row, then one row per object group, in order."""
+    reader = csv.reader(io.StringIO(text, newline=""))
     matrix = Matrix()
     seen: dict[str, int] = {}
-    kind: str | None = None
-    header: list[str] = []
-    for idx in range(start + 1, end):
-        lineno = idx + 1
-        raw = lines[idx].strip()
-        if not raw:
-            kind = None
+    header_seen = False
+    for cells in reader:
+        lineno = reader.line_num
+        if not header_seen:
+            if [c.strip() for c in cells] != list(COLUMNS):
+                raise MatrixError(f"{where} line {lineno}: the header must be {','.join(COLUMNS)}")
+            header_seen = True
             continue
-        if not raw.startswith("|") or not raw.endswith("|"):
-            raise MatrixError(f"README line {lineno}: only Markdown table rows belong between the markers")
-        cells = [c.strip() for c in raw[1:-1].split("|")]
-        if kind is None:
-            header = cells
-            kind = cells[0]
-            if kind not in VALID_PRIVS or cells[1:] != [*ROLES, "why"]:
-                raise MatrixError(f"README line {lineno}: header must be"
-                                  f" | <kind> | {' | '.join(ROLES)} | why |,"
-                                  f" kind one of {sorted(VALID_PRIVS)}")
+        if not any(c.strip() for c in cells):
             continue
-        if all(re.fullmatch(r":?-{3,}:?", c) for c in cells):
-            continue
-        if len(cells) != len(header):
-            raise MatrixError(f"README line {lineno}: {len(cells)} cells, the header has {len(header)}")
-        names = re.findall(r"`([^`]+)`", cells[0])
-        if not names or re.sub(r"`[^`]+`", "", cells[0]).replace(",", "").strip():
-            raise MatrixError(f"README line {lineno}: the first cell must be `object`s separated by commas")
-        grants = {role: parse_cell(cell, kind, lineno) for role, cell in zip(ROLES, cells[1:5])}
-        why = cells[5]
+        if len(cells) != len(COLUMNS):
+            raise MatrixError(f"{where} line {lineno}: {len(cells)} cells, the header has {len(COLUMNS)}")
+        cells = [c.strip() for c in cells]
+        kind = cells[0]
+        if kind not in VALID_PRIVS:
+            raise MatrixError(f"{where} line {lineno}: kind {kind!r} is not one of {sorted(VALID_PRIVS)}")
+        names = re.findall(r"`([^`]+)`", cells[1])
+        if not names or re.sub(r"`[^`]+`", "", cells[1]).replace(",", "").strip():
+            raise MatrixError(f"{where} line {lineno}: the object cell must be `object`s separated by commas")
+        grants = {role: parse_cell(cell, kind, where, lineno) for role, cell in zip(ROLES, cells[2:6])}
+        why = cells[6]
+        matrix.rows.append(Row(kind, cells[1], tuple(cells[2:6]), why))
         for name in names:
             if name == PRIVATE_GROUP:
                 if kind != "function" or matrix.private_group is not None:
-                    raise MatrixError(f"README line {lineno}: {PRIVATE_GROUP} belongs once, in the function"
-                                      " table")
+                    raise MatrixError(f"{where} line {lineno}: {PRIVATE_GROUP} belongs once,"
+                                      " in a function row")
                 matrix.private_group = grants
                 continue
             if kind == "function":
-                name = normalise_function(name, lineno)
+                name = normalise_function(name, where, lineno)
             elif kind == "schema":
                 if not re.fullmatch(r"[a-z_][a-z0-9_]*|<skill>", name):
-                    raise MatrixError(f"README line {lineno}: bad schema name {name!r}")
+                    raise MatrixError(f"{where} line {lineno}: bad schema name {name!r}")
             elif not re.fullmatch(r"(?:[a-z_][a-z0-9_]*|<skill>)\.[a-z_][a-z0-9_]*", name):
-                raise MatrixError(f"README line {lineno}: bad {kind} name {name!r}")
+                raise MatrixError(f"{where} line {lineno}: bad {kind} name {name!r}")
             for full in expand(name):
                 schema = full.split(".", 1)[0].split("(", 1)[0]
                 if schema not in SCHEMAS:
-                    raise MatrixError(f"README line {lineno}: {full} is outside the schemas {SCHEMAS}")
+                    raise MatrixError(f"{where} line {lineno}: {full} is outside the schemas {SCHEMAS}")
                 if full in seen:
-                    raise MatrixError(f"README line {lineno}: {full} is already on line {seen[full]}")
+                    raise MatrixError(f"{where} line {lineno}: {full} is already on line {seen[full]}")
                 seen[full] = lineno
                 matrix.entries.append(Entry(kind, full, grants, why, lineno))
+    if not header_seen:
+        raise MatrixError(f"{where}: empty; the header must be {','.join(COLUMNS)}")
     if matrix.private_group is None:
-        raise MatrixError(f"README.md: the function table needs a {PRIVATE_GROUP} row (private helpers)")
+        raise MatrixError(f"{where}: the matrix needs a function row for {PRIVATE_GROUP} (private helpers)")
     if any(g.privs for g in matrix.private_group.values()):
-        raise MatrixError(f"README.md: {PRIVATE_GROUP} is owner only; list a private function that a role "
+        raise MatrixError(f"{where}: {PRIVATE_GROUP} is owner only; list a private function that a role "
                           "executes on a row of its own")
     return matrix
+
+
+# ---------------------------------------------------------------------------------------------
+# Markdown (the block the docs page shows)
+# ---------------------------------------------------------------------------------------------
+
+def markdown_tables(matrix: Matrix) -> str:
+    """The matrix as Markdown: one table per kind, in the order the kinds first appear."""
+    kinds: list[str] = []
+    for row in matrix.rows:
+        if row.kind not in kinds:
+            kinds.append(row.kind)
+    tables = []
+    for kind in kinds:
+        lines = [f"| {kind} | {' | '.join(ROLES)} | why |", "|" + "---|" * (len(ROLES) + 2)]
+        for row in matrix.rows:
+            if row.kind == kind:
+                cells = (row.objects, *row.cells, row.why)
+                lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
+        tables.append("\n".join(lines))
+    return "\n\n".join(tables) + "\n"
+
+
+def replace_block(page: str, block: str, where: str) -> str:
+    """page with the lines between the two marker lines replaced by block."""
+    lines = page.splitlines(keepends=True)
+    marks = [line.rstrip("\r\n") for line in lines]
+    if marks.count(BEGIN_MARK) != 1 or marks.count(END_MARK) != 1:
+        raise MatrixError(f"{where}: needs the lines {BEGIN_MARK} and {END_MARK}, once each")
+    start, end = marks.index(BEGIN_MARK), marks.index(END_MARK)
+    if end < start:
+        raise MatrixError(f"{where}: the end marker comes before the begin marker")
+    return "".join(lines[:start + 1]) + block + "".join(lines[end:])
 
 
 # ---------------------------------------------------------------------------------------------
@@ -369,12 +411,12 @@ AS_OF = "'2026-12-01 00:00:00+00'"
 REAL_ATTEMPTS: list[tuple[str, list[Attempt]]] = [
     ("ctxgraph_ranker", [
         Attempt("SELECT * FROM ctxgraph.rule_ranking('stig', 'V-roles-1')",
-                "ctxgraph_ranker: runs ctxgraph.rule_ranking, the README's before/after query"),
+                "ctxgraph_ranker: runs ctxgraph.rule_ranking, the before/after query of the README's tour"),
         Attempt(f"SELECT * FROM ctxgraph.tip_evidence('stig', {AS_OF})",
                 "ctxgraph_ranker: runs ctxgraph.tip_evidence, the evidence behind eviction"),
         Attempt("SELECT tip_id, hit_rate FROM stig.tip_hit_rates"
                 " WHERE tip_id = ANY (ARRAY[:roles_tip]) AND NOT retired",
-                "ctxgraph_ranker: the README's candidate read of stig.tip_hit_rates works"),
+                "ctxgraph_ranker: the ranker's candidate read of stig.tip_hit_rates works"),
         Attempt("SELECT count(*) FROM stig.tip_retrievals",
                 "ctxgraph_ranker: reading the retrieval log directly is refused (42501)",
                 "table tip_retrievals"),
@@ -586,7 +628,7 @@ def generate(matrix: Matrix) -> str:
             p.add(attempt(a))
         p.raw("RESET ROLE;")
 
-    header = f"""-- GENERATED by scripts/gen-role-tests.py from the role matrix in README.md; do not edit.
+    header = f"""-- GENERATED by scripts/gen-role-tests.py from docs/role-matrix.csv; do not edit.
 -- Change the matrix, run `python3 scripts/gen-role-tests.py`; scripts/check-generated.sh fails when
 -- this file is stale.
 --
@@ -602,18 +644,35 @@ CREATE ROLE {PROBE} NOLOGIN;"""
     return header + "\n".join(p.parts) + "\n" + footer
 
 
+def shown(path: str) -> str:
+    """A path as messages name it: relative to the repository when inside it."""
+    try:
+        return str(Path(path).resolve().relative_to(ROOT))
+    except ValueError:
+        return path
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--readme", default=str(ROOT / "README.md"))
+    ap.add_argument("--matrix", default=str(ROOT / MATRIX_NAME),
+                    help=f"the role matrix (default {MATRIX_NAME})")
     ap.add_argument("--output", default=str(ROOT / "tests/pgtap/10-role-matrix.sql"),
                     help="file to write, or - for stdout")
+    ap.add_argument("--docs", default=str(ROOT / DOCS_NAME),
+                    help="Markdown page whose block between the role-matrix markers is rewritten"
+                         f" (default {DOCS_NAME})")
     args = ap.parse_args(argv)
     try:
-        matrix = parse_matrix(Path(args.readme).read_text(encoding="utf-8"))
-    except MatrixError as err:
+        matrix = parse_matrix(Path(args.matrix).read_text(encoding="utf-8"), shown(args.matrix))
+        docs = Path(args.docs)
+        page = docs.read_text(encoding="utf-8")
+        new_page = replace_block(page, markdown_tables(matrix), shown(args.docs))
+    except (MatrixError, OSError) as err:
         print(f"gen-role-tests: {err}", file=sys.stderr)
         return 2
     sql = generate(matrix)
+    if new_page != page:
+        docs.write_text(new_page, encoding="utf-8")
     if args.output == "-":
         sys.stdout.write(sql)
     else:

@@ -3,7 +3,7 @@
 # a database deployed from the commit that introduced the tag line (a git worktree of it), holding
 # data, is then deployed to the end by this checkout. It must end with the same schema as a fresh
 # deploy (normalised dump), keep every row it held, and pass sqitch verify. A tag with an upgrade
-# note in sql/upgrade/before-<tag-after>.sql gets that step first, as the README tells users.
+# note in sql/upgrade/before-<tag-after>.sql gets that step first, as docs/operations.md tells users.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"

@@ -2,7 +2,7 @@
 of the same evidence. No database: the evidence is drawn here and the stored fit built from a fit
 of the log before its last run, as ctxgraph.fit_previous would hand it over.
 
-The stated tolerance (README, "Incremental refits"): every effect within 1e-6 (each group's
+The stated tolerance (docs/model.md, "Incremental refits"): every effect within 1e-6 (each group's
 problem is convex and a group with nothing new keeps its stored optimum exactly), every misleading
 probability within 0.005 (both are fixed points of the same sweep, reached to blame's 1e-4
 stopping rule from different starts).

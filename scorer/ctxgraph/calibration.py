@@ -6,7 +6,7 @@ labelled examples (judge verdicts or gold labels) by penalised maximum likelihoo
 a model that saw its labels. :data:`DEFAULT` is the calibration the pass uses before any has been
 fitted for a skill: fitted on the STIG sample's gold labels (``samples/stig/gold_labels.csv``) and
 the hand-labelled pairs under ``tests/data`` but one held-out set, its cross-validated figures in
-the README.
+docs/run-log.md.
 
 :func:`cascade_band` picks the probability band inside which the judge is still asked: outside
 it, the calibrated probability decides, and the band is the one that leaves the most rows outside
@@ -75,7 +75,7 @@ NO_PEERS_FEATURE = "no_peers"
 
 # The fewest followed and the fewest ignored examples a calibration may be fitted on (ctxgraph
 # calibrate --min-per-class). One of each stored a fit that took the STIG sample's accuracy against
-# its gold labels from 0.835 to 0.669; see the README for the measurement behind 20.
+# its gold labels from 0.835 to 0.669; see docs/run-log.md for the measurement behind 20.
 MIN_PER_CLASS = 20
 
 
@@ -202,7 +202,7 @@ def fit(x: np.ndarray, y: np.ndarray, ridge: float = 1.0, iterations: int = 50,
 
     The ridge pulls the coefficients toward zero, or toward ``prior`` (coefficients of the same
     features, e.g. :data:`DEFAULT`'s): a skill's few hundred verdicts then adjust the labelled
-    pool's fit instead of starting from nothing (README, "Follow signal": `ctxgraph calibrate`)."""
+    pool's fit instead of starting from nothing (docs/run-log.md, "Follow signal": `ctxgraph calibrate`)."""
     n, k = x.shape
     design = np.hstack([np.ones((n, 1)), x])
     beta = np.zeros(k + 1)
@@ -433,7 +433,7 @@ class CascadeCheck:
 # the same procedure cross-validated by fold groups of whole rules or tips (5 folds) and its cascade
 # band for 3% disagreement on those out-of-fold predictions. Set N stays out: it measures the default
 # on labels it never saw. Each set scored by the fit on every other set did better than by the fit on
-# the earlier pool of six (gold, follow_pairs, A, B, F, G) on 11 of 12 sets (README).
+# the earlier pool of six (gold, follow_pairs, A, B, F, G) on 11 of 12 sets (docs/run-log.md).
 # bench/follow_signal_auc.py prints them and tests/test_follow_signal.py refits and compares.
 DEFAULT = Calibration(
     feature_names=feature_names(),

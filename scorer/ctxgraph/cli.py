@@ -247,7 +247,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     evaluate = sub.add_parser("evaluate", help="judge and embedding legs against gold labels")
     evaluate.add_argument("--skill", required=True)
-    evaluate.add_argument("--labels", required=True, type=Path, help="CSV of gold labels (see README)")
+    evaluate.add_argument("--labels", required=True, type=Path, help="CSV of gold labels (see docs/cli.md)")
     evaluate.add_argument("--tips", type=Path, help="tips.jsonl, when the labels name tips by tip_ref")
 
     calibrate = sub.add_parser(
@@ -590,7 +590,7 @@ def _one_line(exc: BaseException) -> str:
     return f"{text} (SQLSTATE {sqlstate})" if sqlstate else text
 
 
-# What an interrupted command leaves, by command (each commits as the README says; the rest write nothing).
+# What an interrupted command leaves, by command (each commits as docs/cli.md says; the rest write nothing).
 INTERRUPTED = {
     "score": "written rows and answered verdicts are kept, the rest is scored next time",
     "load": "the files loaded before the one being read are kept, nothing of that one",

@@ -194,7 +194,7 @@ class Client:
     calls in one transaction runs them through :func:`run_in_transaction`, which retries a deadlock. An optional argument left None
     is not passed at all, so the SQL function's own default applies (``now()`` for ``as_of`` and
     ``retrieved_at``). Set-returning functions and views come back as lists of dicts keyed by column.
-    SQL errors surface as psycopg exceptions with their documented SQLSTATEs (see the README).
+    SQL errors surface as psycopg exceptions with their documented SQLSTATEs (docs/operations.md).
     """
 
     def __init__(self, conn: psycopg.Connection) -> None:

@@ -1,7 +1,7 @@
 -- Input contracts: what the write path accepts as an id and as a similarity, the NULL and unknown
 -- skill arguments of the eviction, ranking and label functions, the instants eviction and the fit's
 -- functions (fit_state, fit_evidence, write_tip_fit) accept, and the baseline of a restored tip.
--- Every refusal carries the SQLSTATE the README documents (22004 for NULL, 22023 for a bad value)
+-- Every refusal carries the SQLSTATE docs/operations.md documents (22004 for NULL, 22023 for a bad value)
 -- and writes nothing.
 BEGIN;
 SELECT plan(56);

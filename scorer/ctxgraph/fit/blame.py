@@ -1,6 +1,6 @@
 """Blame: which tips fail the attempts that follow them, neighbours explained away.
 
-A latent-class model fitted by EM (README, "The blame model"). Each tip is
+A latent-class model fitted by EM (docs/model.md, "The blame model"). Each tip is
 misleading or not (prior share ``pi``). An attempt of rule r passes only if no misleading tip it
 followed sank it and the rule's own chance let it::
 

@@ -1,6 +1,6 @@
 """Per-tip effects: penalised logistic regression of the attempt's outcome on its tips' follow weights.
 
-The model (README "Per-tip effects"): an attempt's success share ``y`` (its graded outcome, a
+The model (docs/model.md, "Per-tip effects"): an attempt's success share ``y`` (its graded outcome, a
 failure 0) is Bernoulli with log-odds ``alpha_rule + sum_t w_t beta_t`` over the tips it retrieved,
 ``w_t`` the tip's follow weight in it; a ridge penalty ``effects.ridge_lambda`` on every ``beta`` and
 a token 1e-4 on the intercepts (enough to keep a rule whose attempts all fail finite). Tips with the

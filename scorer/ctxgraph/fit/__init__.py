@@ -200,6 +200,8 @@ def ensure_fit(conn: psycopg.Connection, skill: str, as_of: datetime | None = No
     evidence.drop_row_keys()
     say(f"fit {skill}: read {evidence.rows:,} scored retrievals in {time.perf_counter() - began:.1f} s")
     fit = fit_evidence(evidence)
+    if full:
+        fit.effect_parameters["fit_reason"] = "a full fit was asked for"
     blame = fit.blame_summary
     kind = fit.effect_parameters["fit"]
     refitted = f", {blame['refitted_tips']:,} tips refitted" if "refitted_tips" in blame else ""

@@ -66,7 +66,7 @@ import psycopg
 
 sys.path.insert(0, "scorer")
 from ctxgraph.evaluation import read_labels  # noqa: E402
-from ctxgraph.store import Store  # noqa: E402
+from ctxgraph.scoring_store import Store  # noqa: E402
 
 with psycopg.connect(os.environ["DATABASE_URL"]) as conn:
     labels = read_labels(Path("samples/stig/gold_labels.csv"), Path("samples/stig/tips.jsonl"))

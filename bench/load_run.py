@@ -58,7 +58,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 from judge_stub_server import StubServer, slow, verdict  # noqa: E402
 from measure import FROM_SCRATCH_ALL, RANKER_READ, percentile, same_rows  # noqa: E402
 
-from ctxgraph.store import Client, connect  # noqa: E402
+from ctxgraph.client import Client, connect  # noqa: E402
 
 SKILL = "stig"
 TIPS_PER_ATTEMPT = 5

@@ -29,7 +29,7 @@ import psycopg
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "scorer"))
 from ctxgraph import loader  # noqa: E402  (ctxgraph load, bulk and per call)
 from ctxgraph.fit import ensure_fit  # noqa: E402  (the attribution fit)
-from ctxgraph.store import Client  # noqa: E402  (the write path as the agent calls it)
+from ctxgraph.client import Client  # noqa: E402  (the write path as the agent calls it)
 
 SKILL = "stig"
 
@@ -84,7 +84,7 @@ FROM_SCRATCH_IDS = FROM_SCRATCH.format(
 )
 FROM_SCRATCH_ALL = FROM_SCRATCH.format(log_filter="", tip_filter="")
 
-# (d) The scoring pass's batched write, as scorer/ctxgraph/store.py's write_scores issues it.
+# (d) The scoring pass's batched write, as scorer/ctxgraph/scoring_store.py's write_scores issues it.
 SCORER_UPDATE = """
 UPDATE ctxgraph.tip_retrievals AS r
    SET tip_followed_llm = v.llm,

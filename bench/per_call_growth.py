@@ -38,7 +38,7 @@ from typing import Any
 import psycopg
 
 from ctxgraph import loader
-from ctxgraph.store import Client
+from ctxgraph.client import Client
 
 SKILL = "stig"
 T0 = datetime(2026, 12, 1, 6, 0, tzinfo=timezone.utc)

@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT / "tests"))
 from judge_stub_server import StubServer, slow, verdict  # noqa: E402
 
 from ctxgraph import loader, scoring_pass  # noqa: E402
-from ctxgraph.store import connect  # noqa: E402
+from ctxgraph.connection_store import connect  # noqa: E402
 
 GB = 10**9
 

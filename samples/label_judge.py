@@ -23,7 +23,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "scorer"))
 
-from ctxgraph.judge import neutralise  # noqa: E402  (the same escaping the client applies)
+from ctxgraph.judge_prompt import neutralise  # noqa: E402  (the same escaping the client applies)
 
 MODEL = "gold-labels"
 BLOCK = re.compile(r"<<<TIP\n(?P<tip>.*?)\nTIP>>>.*?<<<SCRIPT\n(?P<script>.*?)\nSCRIPT>>>", re.DOTALL)

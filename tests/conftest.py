@@ -26,7 +26,7 @@ def database_url() -> str:
 
 @pytest.fixture
 def conn(database_url: str) -> Iterator[psycopg.Connection]:
-    from ctxgraph.store import connect
+    from ctxgraph.connection_store import connect
 
     connection = connect(database_url)
     try:
@@ -74,7 +74,7 @@ def seed_run(
     "failure_mode": str | None}; a tip given as an int is the id of a tip already stored (the same
     tip retrieved again). Attempt numbers count per rule; times are 10 minutes apart.
     """
-    from ctxgraph.store import Client
+    from ctxgraph.client import Client
 
     client = Client(conn)
     run_id = f"run-{uuid.uuid4().hex[:10]}"

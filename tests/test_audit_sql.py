@@ -13,7 +13,7 @@ from pathlib import Path
 import psycopg
 import pytest
 
-from ctxgraph import reports, store
+from ctxgraph import audit_file, audit_store, connection_store, reports
 
 ROOT = Path(__file__).resolve().parent.parent
 AUDIT = ROOT / "sql" / "audit"
@@ -25,7 +25,7 @@ def audited_data(database_url: str, tmp_path_factory: pytest.TempPathFactory):
     """A little data in stig: a scored run with a pass, a clean failure and a health failure."""
     from conftest import seed_run
 
-    with store.connect(database_url) as connection:
+    with connection_store.connect(database_url) as connection:
         rule = f"rule_{uuid.uuid4().hex[:8]}"
         run = seed_run(connection, tmp_path_factory.mktemp("audit"), [
             {"rule": rule, "tips": [f"Tip A {uuid.uuid4().hex}", f"Tip B {uuid.uuid4().hex}"], "passed": False,
@@ -121,12 +121,12 @@ def test_an_installed_wheel_carries_the_audit_files_and_prompts(tmp_path: Path) 
 def test_psql_variables_are_bound_never_pasted(conn: psycopg.Connection) -> None:
     hostile = "stig' OR 'x' = 'x"
     text = (AUDIT / "04_misleading_tips.sql").read_text(encoding="utf-8")
-    statements = store.parse_audit_file("04", text, {"skill": hostile})
+    statements = audit_file.parse_audit_file("04", text, {"skill": hostile})
     assert len(statements) == 2  # misleading_tips and harmful_when_followed
     for statement in statements:
         assert "%(skill)s" in statement.query and hostile not in statement.query
         assert statement.params == {"skill": hostile}
-    for result in store.run_audit_file(conn, "04", text, {"skill": hostile}):
+    for result in audit_store.run_audit_file(conn, "04", text, {"skill": hostile}):
         assert result.rows == []  # the whole string is one skill name that matches nothing
     conn.rollback()
 
@@ -146,16 +146,16 @@ SELECT :'rule';
 -- section: overview
 SELECT 100 % 7, :'skill', :'run', 'NaN'::double precision;
 """
-    (overview,) = store.parse_audit_file("f", text, {"skill": "stig"})
+    (overview,) = audit_file.parse_audit_file("f", text, {"skill": "stig"})
     assert overview.key == "overview" and overview.params == {"skill": "stig", "run": ""}
     assert "100 %% 7" in overview.query
-    ranking, overview = store.parse_audit_file("f", text, {"skill": "stig", "rule": "r1", "run": "run-7"})
+    ranking, overview = audit_file.parse_audit_file("f", text, {"skill": "stig", "rule": "r1", "run": "run-7"})
     assert ranking.params == {"rule": "r1"} and overview.params["run"] == "run-7"
-    with pytest.raises(store.AuditFileError, match="use :'name'"):
-        store.parse_audit_file("f", "-- section: x\nSELECT * FROM t LIMIT :top;", {"top": "3"})
-    with pytest.raises(store.AuditFileError, match="'skill' is not set"):
-        store.parse_audit_file("f", "-- section: x\nSELECT :'skill';", {})
-    with pytest.raises(store.AuditFileError, match="only"):
-        store.parse_audit_file("f", "\\if true\n\\endif", {})
-    with pytest.raises(store.AuditFileError, match="section"):
-        store.parse_audit_file("f", "SELECT 1;", {})
+    with pytest.raises(audit_file.AuditFileError, match="use :'name'"):
+        audit_file.parse_audit_file("f", "-- section: x\nSELECT * FROM t LIMIT :top;", {"top": "3"})
+    with pytest.raises(audit_file.AuditFileError, match="'skill' is not set"):
+        audit_file.parse_audit_file("f", "-- section: x\nSELECT :'skill';", {})
+    with pytest.raises(audit_file.AuditFileError, match="only"):
+        audit_file.parse_audit_file("f", "\\if true\n\\endif", {})
+    with pytest.raises(audit_file.AuditFileError, match="section"):
+        audit_file.parse_audit_file("f", "SELECT 1;", {})

@@ -34,7 +34,7 @@ def labelled_run(conn, seed, tmp_path: Path, followed: int, ignored: int, rules:
 
 
 def in_force(conn) -> int | None:
-    from ctxgraph.store import Client
+    from ctxgraph.client import Client
 
     row = Client(conn).current_follow_calibration("stig", SIGNAL_VERSION)
     conn.commit()
@@ -93,7 +93,7 @@ def test_enough_labels_over_several_rules_store_a_cross_validated_calibration(co
     assert main(["calibrate", "--skill", "stig", "--labels", str(labels)]) == 0
     out = capsys.readouterr().out
     assert "40 examples (20 followed)" in out and "ROC AUC -" not in out
-    from ctxgraph.store import Client
+    from ctxgraph.client import Client
 
     stored = Client(conn).current_follow_calibration("stig", SIGNAL_VERSION)
     conn.commit()

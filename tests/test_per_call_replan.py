@@ -22,7 +22,7 @@ import pytest
 from psycopg import sql
 
 from ctxgraph import loader
-from ctxgraph.store import Client
+from ctxgraph.client import Client
 
 RULES, TIPS_PER_RULE, ATTEMPTS = 20, 10, 640
 

@@ -11,7 +11,7 @@ import pytest
 from judge_stub_server import StubServer, content, http_error, verdict
 
 from ctxgraph import scoring_pass
-from ctxgraph.store import connect
+from ctxgraph.connection_store import connect
 
 CRYPTO_TIP = "Use update-crypto-policies --set FUTURE and never edit /etc/ssh/ssh_config by hand."
 HEREDOC_SCRIPT = """#!/usr/bin/env bash

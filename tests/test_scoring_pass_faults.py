@@ -22,7 +22,7 @@ import pytest
 from judge_stub_server import StubServer, content, http_error, slow, verdict
 
 from ctxgraph import scoring_pass
-from ctxgraph.store import Client, connect
+from ctxgraph.client import Client, connect
 
 
 def unique(text: str) -> str:

@@ -22,7 +22,7 @@ import pytest
 from psycopg import errors
 
 from ctxgraph import loader
-from ctxgraph.store import Client, connect, run_in_transaction
+from ctxgraph.client import Client, connect, run_in_transaction
 
 from conftest import BASE_TIME
 

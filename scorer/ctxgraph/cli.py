@@ -379,16 +379,17 @@ def _score(args: argparse.Namespace) -> int:
 
 
 def _connect():
-    """Open the connection; store.DatabaseError (exit 3) when the database cannot be reached."""
-    from ctxgraph import store
+    """Open the connection; DatabaseError (exit 3) when the database cannot be reached."""
+    from ctxgraph.connection_store import connect
 
-    return store.connect()
+    return connect()
 
 
 def _load(args: argparse.Namespace) -> int:
     import psycopg
 
-    from ctxgraph import loader, store
+    from ctxgraph import loader
+    from ctxgraph.connection_store import require_skill
 
     for path in [args.tips, *args.log]:
         if not path.is_file():
@@ -397,7 +398,7 @@ def _load(args: argparse.Namespace) -> int:
             return EXIT_USAGE
     conn = _connect()
     with conn:
-        store.require_skill(conn, args.skill)
+        require_skill(conn, args.skill)
         # The tips and each file are then transactions of their own, so a load a deadlock aborted
         # (40P01) can be run again from its first line without locks an earlier file still holds.
         conn.commit()
@@ -418,9 +419,10 @@ def _load(args: argparse.Namespace) -> int:
 def _ensure_fit(conn, args: argparse.Namespace, command: str, *, full: bool = False):
     """The fit `fit` and `evict` start with (progress lines on stderr unless --quiet); None after
     reporting parameters out of range (exit 2)."""
-    from ctxgraph import fit, store
+    from ctxgraph import fit
+    from ctxgraph.connection_store import require_skill
 
-    store.require_skill(conn, args.skill)
+    require_skill(conn, args.skill)
     conn.commit()
 
     def progress(line: str) -> None:
@@ -459,7 +461,7 @@ def _fit_line(skill: str, run) -> str:
 
 
 def _evict(args: argparse.Namespace) -> int:
-    from ctxgraph import store
+    from ctxgraph.client import Client
 
     conn = _connect()
     with conn:
@@ -468,7 +470,7 @@ def _evict(args: argparse.Namespace) -> int:
             return EXIT_USAGE
         if not args.quiet:
             print(_fit_line(args.skill, run), file=sys.stderr)
-        rows = store.Client(conn).evict_tips(args.skill, run.state.as_of, dry_run=not args.apply)
+        rows = Client(conn).evict_tips(args.skill, run.state.as_of, dry_run=not args.apply)
         conn.commit()
     verb = "retired" if args.apply else "would retire"
     print(f"{args.skill}: {verb} {len(rows)} tips as of {run.state.as_of:%Y-%m-%d %H:%M:%S%z}")
@@ -611,7 +613,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     import psycopg
 
-    from ctxgraph import store
+    from ctxgraph.audit_file import AuditFileError
+    from ctxgraph.connection_store import DatabaseError, UnknownSkill
 
     command = args.command
 
@@ -624,11 +627,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"ctxgraph {command}: interrupted; {INTERRUPTED.get(command, 'nothing was written')}", file=sys.stderr)
         return 130
-    except store.UnknownSkill as exc:
+    except UnknownSkill as exc:
         return fail(str(exc), EXIT_USAGE)
-    except store.AuditFileError as exc:
+    except AuditFileError as exc:
         return fail(f"cannot run an audit file: {exc}", EXIT_USAGE)
-    except store.DatabaseError as exc:
+    except DatabaseError as exc:
         return fail(str(exc), EXIT_DATABASE)
     except psycopg.Error as exc:
         return fail(f"database error: {_one_line(exc)}", EXIT_DATABASE)

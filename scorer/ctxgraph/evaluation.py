@@ -18,8 +18,10 @@ import numpy as np
 
 from ctxgraph import calibration as cal
 from ctxgraph import jsontext
+from ctxgraph.client import Client
+from ctxgraph.connection_store import require_skill
 from ctxgraph.follow_signal import SIGNAL_VERSION
-from ctxgraph.store import Client, Store, require_skill
+from ctxgraph.scoring_store import Store
 
 __all__ = ["CalibrationResult", "Evaluation", "LabelError", "calibrate", "evaluate_labels", "read_labels"]
 

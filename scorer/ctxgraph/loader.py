@@ -11,7 +11,7 @@ The bulk ingest (the default): the same lines are staged with one COPY and writt
 ``ctxgraph.ingest_run_log``, which applies the per-call functions' own checks to every line and
 leaves the same end state. A file loads in one transaction either way: a bad line (reported with
 its number, by Python or by the SQL function) or a run already loaded leaves nothing half-written.
-The transaction is run by :func:`ctxgraph.store.run_in_transaction`: when a concurrent writer and
+The transaction is run by :func:`ctxgraph.connection_store.run_in_transaction`: when a concurrent writer and
 this load deadlock on the tips' stats rows and PostgreSQL aborts the load (40P01), the file is
 written again from its first line, up to ``DEADLOCK_RETRIES`` times.
 """
@@ -27,7 +27,9 @@ from typing import Any
 import psycopg
 
 from ctxgraph import jsontext
-from ctxgraph.store import DEADLOCK_RETRIES, Client, Store, run_in_transaction
+from ctxgraph.client import Client
+from ctxgraph.connection_store import DEADLOCK_RETRIES, run_in_transaction
+from ctxgraph.scoring_store import Store
 
 __all__ = ["LoadError", "RunLoaded", "load_run", "load_tips", "refused_by_write_path", "stage_lines"]
 

@@ -19,7 +19,9 @@ from typing import Any
 
 import psycopg
 
-from ctxgraph import store
+from ctxgraph.audit_file import AuditFileError
+from ctxgraph.audit_store import AuditResult, run_audit_file
+from ctxgraph.connection_store import require_skill
 
 __all__ = ["AuditData", "Section", "audit_files", "collect", "render_text", "render_text_section", "visible"]
 
@@ -95,20 +97,21 @@ def collect(conn: psycopg.Connection, skill: str, run_id: str | None = None, rul
             top: int = 10) -> AuditData:
     """Run every audit file for a skill (optionally one run, and one rule's ranking) and gather the results.
 
-    Raises store.UnknownSkill for a skill ctxgraph does not know, and psycopg errors as they come.
+    Raises UnknownSkill (ctxgraph.connection_store) for a skill ctxgraph does not know, and psycopg errors
+    as they come.
     """
-    store.require_skill(conn, skill)
+    require_skill(conn, skill)
     # psql variables, as an analyst would pass them with -v; unset ones take the files' defaults.
     variables = {"skill": skill, "top": str(top)}
     if run_id is not None:
         variables["run"] = run_id
     if rule_id is not None:
         variables["rule"] = rule_id
-    results: dict[str, store.AuditResult] = {}
+    results: dict[str, AuditResult] = {}
     for path in audit_files():
-        for result in store.run_audit_file(conn, path.name, path.read_text(encoding="utf-8"), variables):
+        for result in run_audit_file(conn, path.name, path.read_text(encoding="utf-8"), variables):
             if result.key not in SECTIONS and result.key not in PICTURE_DATA:
-                raise store.AuditFileError(f"{path.name}: section {result.key!r} has no title in ctxgraph.reports")
+                raise AuditFileError(f"{path.name}: section {result.key!r} has no title in ctxgraph.reports")
             results[result.key] = result
     conn.rollback()
 

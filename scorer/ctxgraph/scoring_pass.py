@@ -33,7 +33,7 @@ A judge that keeps failing is given up on: after the first 401/403/404, or once
 5xx, 429, timeouts, connection errors), the pass asks it nothing more (the questions in flight are
 abandoned) and leaves every row it did not judge unscored, with that failure's status, for the next
 pass; the summary says so. Judge answers are bounded (:mod:`ctxgraph.judge`: at most 1 MiB read per
-answer) and so is the reasoning cached with a verdict (at most ``judge.MAX_REASONING_CHARS``
+answer) and so is the reasoning cached with a verdict (at most ``judge_prompt.MAX_REASONING_CHARS``
 characters, cut before it is written).
 
 Concurrency: the pass leases rows instead of locking them (deploy/scoring_leases.sql). Each batch is
@@ -67,10 +67,12 @@ import psycopg
 from ctxgraph import calibration as calibration_leg
 from ctxgraph import follow_signal
 from ctxgraph import judge as judge_leg
+from ctxgraph import judge_prompt
+from ctxgraph.client import Client
 from ctxgraph.embed import DEFAULT_MAX_CHUNKS, chunk_digest
 from ctxgraph.fit import ensure_fit
 from ctxgraph.runlog import AttemptRecord, ScriptIndex, read_run_log
-from ctxgraph.store import CachedVerdict, ClaimedRow, Client, RowScore, Store, VerdictKey
+from ctxgraph.scoring_store import CachedVerdict, ClaimedRow, RowScore, Store, VerdictKey
 
 __all__ = ["PassConfig", "PassRefused", "PassSummary", "run_pass"]
 
@@ -272,7 +274,7 @@ class _JudgeLeg:
             self.off_status = "judge_disabled"
             summary.notes.append(f"judge leg off (--no-judge): follow weights come from {_fallback(config)}")
             return
-        prompt = judge_leg.load_prompt(config.skill, config.prompts_dir)
+        prompt = judge_prompt.load_prompt(config.skill, config.prompts_dir)
         if prompt is None:
             self.off_status = "no_prompt"
             summary.notes.append(
@@ -303,7 +305,7 @@ class _JudgeLeg:
                 summary.notes.append(f"judge leg failed: {config.judge_url} lists no model; pass --judge-model")
                 return
             model = models[0]
-        self.prompt_sha = judge_leg.prompt_hash(prompt)
+        self.prompt_sha = judge_prompt.prompt_hash(prompt)
         # Set at the first 401/403/404: the rest of the pass asks nothing more, the rows stay unscored.
         self.config_error = None
         self.client = judge_leg.JudgeClient(
@@ -517,8 +519,8 @@ def run_pass(
 
     The connection is put in autocommit for the pass (each statement is its own short transaction;
     nothing stays open while the judge or the embeddings work) and given back as it was.
-    Raises store.UnknownSkill for an unknown skill, PassRefused for an unknown run or reason or a log
-    of another run, OSError for an unreadable log and psycopg errors when the database fails;
+    Raises UnknownSkill (ctxgraph.connection_store) for an unknown skill, PassRefused for an unknown run
+    or reason or a log of another run, OSError for an unreadable log and psycopg errors when the database fails;
     per-row and per-leg failures never raise: they end up as NULLs with a reason in the summary.
     """
     started = time.perf_counter()
@@ -867,7 +869,7 @@ def _ask_judge(store: Store, judge: _JudgeLeg, to_ask: list[VerdictKey], texts: 
     question would fail the same way. After ``judge.give_up_after`` questions in a row failed on server
     trouble (each after its retries) nothing more is asked either, and the questions in flight are
     abandoned: the server is down, and each further question would cost its retries for nothing. A
-    reasoning is cut to ``judge_leg.MAX_REASONING_CHARS`` characters before it is written.
+    reasoning is cut to ``judge_prompt.MAX_REASONING_CHARS`` characters before it is written.
     """
     client = judge.client
     assert client is not None
@@ -894,7 +896,7 @@ def _ask_judge(store: Store, judge: _JudgeLeg, to_ask: list[VerdictKey], texts: 
     def record(key: VerdictKey, outcome: judge_leg.JudgeOutcome) -> None:
         if outcome.verdict is not None:
             # Bounded here too, whatever limit the client was given: this is what gets stored.
-            reasoning = judge_leg.bound_reasoning(outcome.verdict.reasoning, judge_leg.MAX_REASONING_CHARS)
+            reasoning = judge_prompt.bound_reasoning(outcome.verdict.reasoning, judge_prompt.MAX_REASONING_CHARS)
             answer = CachedVerdict(outcome.verdict.followed, reasoning, None, outcome.response_format)
         elif outcome.transient:
             transient[key] = outcome.error or judge_leg.ERR_HTTP

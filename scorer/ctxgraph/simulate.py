@@ -32,8 +32,11 @@ from typing import Any
 import psycopg
 from psycopg.conninfo import conninfo_to_dict, make_conninfo
 
-from ctxgraph import jsontext, store
+from ctxgraph import jsontext
+from ctxgraph.client import Client
+from ctxgraph.connection_store import DatabaseError, connect, require_skill
 from ctxgraph.fit import ensure_fit
+from ctxgraph.simulate_store import SimulatorStore
 
 ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_WORLD_PATH = ROOT / "samples" / "worlds" / "default.json"
@@ -462,7 +465,7 @@ def create_template(dsn: str | None = None, deploy_to: str | None = None, projec
     dsn = dsn if dsn is not None else os.environ.get("DATABASE_URL", "")
     name = _database_name() + "_template"
     with _admin(dsn) as admin:
-        store.SimulatorStore.create_database(admin, name)
+        SimulatorStore.create_database(admin, name)
     try:
         deploy(dsn, name, deploy_to, project_root)
     except BaseException:
@@ -474,14 +477,14 @@ def create_template(dsn: str | None = None, deploy_to: str | None = None, projec
 def drop_database(name: str, dsn: str | None = None) -> None:
     dsn = dsn if dsn is not None else os.environ.get("DATABASE_URL", "")
     with _admin(dsn) as admin:
-        store.SimulatorStore.drop_database(admin, name)
+        SimulatorStore.drop_database(admin, name)
 
 
 def _admin(dsn: str) -> psycopg.Connection:
     try:
         return psycopg.connect(_admin_conninfo(dsn), autocommit=True)
     except psycopg.OperationalError as exc:
-        raise store.DatabaseError(f"cannot connect to the database server: {str(exc).strip()}") from exc
+        raise DatabaseError(f"cannot connect to the database server: {str(exc).strip()}") from exc
 
 
 def simulate(world: World, seed: int, *, dsn: str | None = None, keep_database: bool = False,
@@ -497,14 +500,14 @@ def simulate(world: World, seed: int, *, dsn: str | None = None, keep_database: 
     say = progress or (lambda _line: None)
     database = _database_name()
     with _admin(dsn) as admin:
-        if store.SimulatorStore.database_exists(admin, database):
+        if SimulatorStore.database_exists(admin, database):
             raise SimulationError(f"database {database} already exists (a kept simulation?): drop it first")
-        store.SimulatorStore.create_database(admin, database, template)
+        SimulatorStore.create_database(admin, database, template)
     try:
         if template is None:
             say(f"deploying ctxgraph{' to ' + deploy_to if deploy_to else ''} into {database}")
             deploy(dsn, database, deploy_to, project_root)
-        conn = store.connect(make_conninfo(dsn, dbname=database))
+        conn = connect(make_conninfo(dsn, dbname=database))
         try:
             metrics = _run(conn, world, seed, deploy_to, say)
         finally:
@@ -518,10 +521,10 @@ def simulate(world: World, seed: int, *, dsn: str | None = None, keep_database: 
 def _run(conn: psycopg.Connection, world: World, seed: int, deploy_to: str | None,
          say: ProgressFn) -> dict[str, Any]:
     rng = random.Random(seed)
-    client = store.Client(conn)
-    db = store.SimulatorStore(conn)
+    client = Client(conn)
+    db = SimulatorStore(conn)
     skill = world.skill
-    store.require_skill(conn, skill)
+    require_skill(conn, skill)
     unknown = db.set_parameters(world.parameters)
     if unknown:
         raise WorldError(f"unknown parameter {unknown[0]!r}: not a row of ctxgraph.parameters in this schema")
@@ -705,8 +708,8 @@ UTILITY_COLUMNS = ("outcome_hit_rate", "hit_rate", "effect", "not_misleading")
 
 def measure(conn: psycopg.Connection, world: World, tips: Sequence[SimTip], as_of: datetime,
             has_evict: bool) -> dict[str, Any]:
-    db = store.SimulatorStore(conn)
-    client = store.Client(conn)
+    db = SimulatorStore(conn)
+    client = Client(conn)
     skill = world.skill
     by_id = {t.tip_id: t for t in tips}
     misleading = {t.tip_id for t in tips if t.kind == "misleading"}

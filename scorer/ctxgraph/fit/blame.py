@@ -444,7 +444,9 @@ def _mean_field(params: BlameParameters, n_tips: int, unit_tip, unit_att, unit_f
                 place, warm: dict | None = None) -> tuple[np.ndarray, dict[str, Any]]:
     """Rules at point estimates (their posterior means), each tip updated from its own attempts.
 
-    ``warm``: start from stored probabilities (``q``) and share (``pi``), sweep only the ``moving`` tips.
+    ``warm``: start from stored probabilities (``q``) and share (``pi``) and sweep the ``moving`` tips
+    until they settle, then every tip until all do (a run that ends at ``blame.max_sweeps`` before
+    the moving tips settle has not checked the others, and says it did not settle).
     """
     d, eps, prior, max_sweeps = params.misleading_failure, params.unexplained_harm, params.prior_misleading, params.max_sweeps
     pi = prior if warm is None or warm["pi"] is None else min(max(float(warm["pi"]), 0.001), 0.5)

@@ -1,7 +1,10 @@
 -- Deploy ctxgraph:function_graded_outcome to pg
--- requires: function_graded_outcome@v0.5.0
--- requires: function_write_checks
+-- requires: function_graded_outcome@v0.7.0
+-- requires: table_group_roles
 
+-- Rework: the grants go through ctxgraph._grant, which names the roles from ctxgraph.group_roles,
+-- instead of spelling them; the same grants, the same definitions.
+--
 -- Rework: graded_outcome's checks move to ctxgraph._outcome_problem (the same checks, messages and
 -- SQLSTATEs, in the same order), which the bulk ingest applies to every attempt line of a run log.
 -- The values are unchanged. _require_skill stays as the earlier instance made it.
@@ -50,7 +53,8 @@ COMMENT ON FUNCTION ctxgraph.graded_outcome(text, boolean, integer, text) IS
     'DEF-26 outcome of an attempt: graded skills 1.0 / 0.8 / 0.5 by pass attempt, 0.0 clean or evaluator-gap failure, -0.2 health failure; binary skills 1.0 / 0.0. Raises 22004 on NULL and 22023 on unknown skill, unknown failure mode or attempt_number < 1.';
 
 REVOKE ALL ON FUNCTION ctxgraph.graded_outcome(text, boolean, integer, text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION ctxgraph.graded_outcome(text, boolean, integer, text)
-    TO ctxgraph_writer, ctxgraph_scorer, ctxgraph_ranker, ctxgraph_analyst;
+DO $$ BEGIN PERFORM ctxgraph._grant(
+    'EXECUTE ON FUNCTION ctxgraph.graded_outcome(text, boolean, integer, text)',
+    '{writer,scorer,ranker,analyst}'); END $$;
 
 COMMIT;

@@ -1,12 +1,11 @@
 -- Deploy ctxgraph:function_ingest_run_log to pg
--- requires: function_write_checks
--- requires: function_graded_outcome
--- requires: function_log_retrievals
--- requires: function_save_attempt
--- requires: function_update_retrieval_attempt_ids
--- requires: function_record_outcome
--- requires: table_tip_stats
+-- requires: function_ingest_run_log@v0.7.0
+-- requires: table_group_roles
 
+-- Rework: the grants go through ctxgraph._grant, which names the roles from ctxgraph.group_roles,
+-- instead of spelling them; the same grants, the same definition of ingest_run_log. ingest_staging
+-- is defined once, where it is now: privileges_write_path, which makes the staging table as the owner.
+--
 -- Bulk ingest of a run log. The per-call write path costs four round trips and four statements
 -- (each firing the tip_stats triggers) per attempt; a whole log is instead staged with COPY into a
 -- temporary table (ctxgraph.ingest_staging) and written by ctxgraph.ingest_run_log in one
@@ -18,41 +17,7 @@
 -- every line at once; the earliest bad line raises, with its SQLSTATE, and nothing is written.
 BEGIN;
 
--- One staging table per session, made here so its shape has one definition. A plain temporary
--- table, not ON COMMIT DROP: a caller in autocommit mode stages with COPY in one transaction and
--- ingests in the next. ingest_run_log empties it.
-CREATE FUNCTION ctxgraph.ingest_staging()
-RETURNS text
-LANGUAGE plpgsql
-AS $$
-BEGIN
-    IF to_regclass('pg_temp.ctxgraph_run_log') IS NULL THEN
-        CREATE TEMPORARY TABLE ctxgraph_run_log (
-            line              bigint NOT NULL,
-            kind              text NOT NULL CHECK (kind IN ('retrieval', 'attempt', 'run_end')),
-            run_id            text,
-            rule_id           text,
-            attempt_number    integer,
-            retrieved_at      timestamptz,
-            tip_ids           bigint[],
-            similarity_scores double precision[],
-            approach          text,
-            started_at        timestamptz,
-            ended_at          timestamptz,
-            passed            boolean,
-            failure_mode      text
-        );
-    ELSE
-        TRUNCATE pg_temp.ctxgraph_run_log;
-    END IF;
-    RETURN 'pg_temp.ctxgraph_run_log';
-END
-$$;
-
-COMMENT ON FUNCTION ctxgraph.ingest_staging() IS
-    'Creates (or empties) this session''s staging table pg_temp.ctxgraph_run_log and returns its name: COPY a run log''s lines into it (line number, kind retrieval/attempt/run_end, and the write path''s arguments), then call ctxgraph.ingest_run_log.';
-
-CREATE FUNCTION ctxgraph.ingest_run_log(skill text)
+CREATE OR REPLACE FUNCTION ctxgraph.ingest_run_log(skill text)
 RETURNS TABLE (run_id text, attempts integer, retrievals integer)
 LANGUAGE plpgsql
 -- No plan_cache_mode here: a function's setting holds for everything run inside it, the foreign
@@ -60,6 +25,10 @@ LANGUAGE plpgsql
 -- checks (then four per retrieval, 75 us each: 14 of the 24 s of a 50,000-retrieval load). The staging
 -- table is emptied or made anew for each load, which replans these statements anyway.
 SET jit = off
+-- The owner's rights and a fixed search_path, as privileges_write_path set them: a CREATE OR
+-- REPLACE sets every attribute of the function anew.
+SECURITY DEFINER
+SET search_path = pg_catalog, ctxgraph, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -242,6 +211,8 @@ COMMENT ON FUNCTION ctxgraph.ingest_run_log(text) IS
     'Writes the run log staged in pg_temp.ctxgraph_run_log (ctxgraph.ingest_staging) as the per-call write path would, in one statement per table, and returns attempts and retrievals per run; the earliest bad line raises the per-call SQLSTATE (22004, 22023, 23503, 23505) naming its line, and nothing is written.';
 
 REVOKE ALL ON FUNCTION ctxgraph.ingest_staging(), ctxgraph.ingest_run_log(text) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION ctxgraph.ingest_staging(), ctxgraph.ingest_run_log(text) TO ctxgraph_writer;
+DO $$ BEGIN PERFORM ctxgraph._grant(
+    'EXECUTE ON FUNCTION ctxgraph.ingest_staging(), ctxgraph.ingest_run_log(text)',
+    '{writer}'); END $$;
 
 COMMIT;

@@ -1,7 +1,10 @@
 -- Deploy ctxgraph:function_log_retrievals to pg
--- requires: function_log_retrievals@v0.5.0
--- requires: function_write_checks
+-- requires: function_log_retrievals@v0.7.0
+-- requires: table_group_roles
 
+-- Rework: the grants go through ctxgraph._grant, which names the roles from ctxgraph.group_roles,
+-- instead of spelling them; the same grants, the same definitions.
+--
 -- Rework: the batch's checks come from ctxgraph._retrieval_batch_problem and ctxgraph._missing_tips
 -- (the same checks, messages, SQLSTATEs and order), which ctxgraph.ingest_run_log applies to every
 -- retrieval line of a run log. What is written is unchanged.
@@ -17,6 +20,10 @@ CREATE OR REPLACE FUNCTION ctxgraph.log_retrievals(
 )
 RETURNS SETOF bigint
 LANGUAGE plpgsql
+-- The owner's rights and a fixed search_path, as privileges_write_path set them: a CREATE OR
+-- REPLACE sets every attribute of the function anew.
+SECURITY DEFINER
+SET search_path = pg_catalog, ctxgraph, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -61,6 +68,8 @@ COMMENT ON FUNCTION ctxgraph.log_retrievals(text, text, text, bigint[], double p
     'Logs the tips of one Worker prompt (rank = array position, run created if missing) and returns their retrieval ids in rank order; mismatched arrays raise 22023, unknown tips 23503.';
 
 REVOKE ALL ON FUNCTION ctxgraph.log_retrievals(text, text, text, bigint[], double precision[], timestamptz) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION ctxgraph.log_retrievals(text, text, text, bigint[], double precision[], timestamptz) TO ctxgraph_writer;
+DO $$ BEGIN PERFORM ctxgraph._grant(
+    'EXECUTE ON FUNCTION ctxgraph.log_retrievals(text, text, text, bigint[], double precision[], timestamptz)',
+    '{writer}'); END $$;
 
 COMMIT;

@@ -1,6 +1,10 @@
 -- Deploy ctxgraph:function_record_outcome to pg
--- requires: function_record_outcome@v0.5.0
+-- requires: function_record_outcome@v0.7.0
+-- requires: table_group_roles
 
+-- Rework: the grants go through ctxgraph._grant, which names the roles from ctxgraph.group_roles,
+-- instead of spelling them; the same grants, the same definitions.
+--
 -- Rework: correcting the result of a scored attempt takes the attempt's log rows before the
 -- attempts trigger takes their tips, the order a write-back of those rows takes them in. Records
 -- the evaluator's verdict on an attempt and fills outcome_value (DEF-26) and outcome_confidence for
@@ -81,6 +85,8 @@ COMMENT ON FUNCTION ctxgraph.record_outcome(text, bigint, boolean, text, timesta
     'Records an attempt''s result (and its end, when given) and fills outcome_value (ctxgraph.graded_outcome) and outcome_confidence on exactly its linked retrievals; returns how many. Recording again corrects the earlier result.';
 
 REVOKE ALL ON FUNCTION ctxgraph.record_outcome(text, bigint, boolean, text, timestamptz) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION ctxgraph.record_outcome(text, bigint, boolean, text, timestamptz) TO ctxgraph_writer;
+DO $$ BEGIN PERFORM ctxgraph._grant(
+    'EXECUTE ON FUNCTION ctxgraph.record_outcome(text, bigint, boolean, text, timestamptz)',
+    '{writer}'); END $$;
 
 COMMIT;

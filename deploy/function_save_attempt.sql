@@ -1,7 +1,10 @@
 -- Deploy ctxgraph:function_save_attempt to pg
--- requires: function_save_attempt@v0.5.0
--- requires: function_write_checks
+-- requires: function_save_attempt@v0.7.0
+-- requires: table_group_roles
 
+-- Rework: the grants go through ctxgraph._grant, which names the roles from ctxgraph.group_roles,
+-- instead of spelling them; the same grants, the same definitions.
+--
 -- Rework: the argument checks come from ctxgraph._attempt_problem (the same checks, messages,
 -- SQLSTATEs and order), which ctxgraph.ingest_run_log applies to every attempt line of a run log.
 -- What is written is unchanged.
@@ -18,6 +21,10 @@ CREATE OR REPLACE FUNCTION ctxgraph.save_attempt(
 )
 RETURNS bigint
 LANGUAGE plpgsql
+-- The owner's rights and a fixed search_path, as privileges_write_path set them: a CREATE OR
+-- REPLACE sets every attribute of the function anew.
+SECURITY DEFINER
+SET search_path = pg_catalog, ctxgraph, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -60,6 +67,8 @@ COMMENT ON FUNCTION ctxgraph.save_attempt(text, text, text, integer, text, times
     'Saves one attempt (creating its run if missing) and returns attempts.id; a second save of the same run, rule and attempt number raises 23505.';
 
 REVOKE ALL ON FUNCTION ctxgraph.save_attempt(text, text, text, integer, text, timestamptz, timestamptz) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION ctxgraph.save_attempt(text, text, text, integer, text, timestamptz, timestamptz) TO ctxgraph_writer;
+DO $$ BEGIN PERFORM ctxgraph._grant(
+    'EXECUTE ON FUNCTION ctxgraph.save_attempt(text, text, text, integer, text, timestamptz, timestamptz)',
+    '{writer}'); END $$;
 
 COMMIT;

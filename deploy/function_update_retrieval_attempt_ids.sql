@@ -1,7 +1,10 @@
 -- Deploy ctxgraph:function_update_retrieval_attempt_ids to pg
--- requires: function_update_retrieval_attempt_ids@v0.5.0
--- requires: function_write_checks
+-- requires: function_update_retrieval_attempt_ids@v0.7.0
+-- requires: table_group_roles
 
+-- Rework: the grants go through ctxgraph._grant, which names the roles from ctxgraph.group_roles,
+-- instead of spelling them; the same grants, the same definitions.
+--
 -- Rework: a cost that stays constant as the log grows. The rows named are read once, each by its
 -- primary key, and every check reads that one fetch; the UPDATE names the rows to change by
 -- primary key too. The released version queried the log once per check and let the UPDATE filter
@@ -17,6 +20,10 @@ CREATE OR REPLACE FUNCTION ctxgraph.update_retrieval_attempt_ids(
 )
 RETURNS integer
 LANGUAGE plpgsql
+-- The owner's rights and a fixed search_path, as privileges_write_path set them: a CREATE OR
+-- REPLACE sets every attribute of the function anew.
+SECURITY DEFINER
+SET search_path = pg_catalog, ctxgraph, pg_temp
 AS $$
 #variable_conflict use_column
 DECLARE
@@ -100,6 +107,8 @@ COMMENT ON FUNCTION ctxgraph.update_retrieval_attempt_ids(text, bigint[], bigint
     'Links retrievals to the attempt whose prompt carried them (all must be of its run and rule) and returns the rows changed; linking again is a no-op, another attempt''s rows raise 22023, unknown ids P0002.';
 
 REVOKE ALL ON FUNCTION ctxgraph.update_retrieval_attempt_ids(text, bigint[], bigint) FROM PUBLIC;
-GRANT EXECUTE ON FUNCTION ctxgraph.update_retrieval_attempt_ids(text, bigint[], bigint) TO ctxgraph_writer;
+DO $$ BEGIN PERFORM ctxgraph._grant(
+    'EXECUTE ON FUNCTION ctxgraph.update_retrieval_attempt_ids(text, bigint[], bigint)',
+    '{writer}'); END $$;
 
 COMMIT;

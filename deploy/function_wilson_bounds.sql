@@ -1,6 +1,10 @@
 -- Deploy ctxgraph:function_wilson_bounds to pg
--- requires: function_wilson_bounds@v0.3.0
+-- requires: function_wilson_bounds@v0.7.0
+-- requires: table_group_roles
 
+-- Rework: the grants go through ctxgraph._grant, which names the roles from ctxgraph.group_roles,
+-- instead of spelling them; the same grants, the same definitions.
+--
 -- Rework that carries edits made in place after the release that first shipped this change
 -- (bounds clipped to [0, 1] (float rounding stepped a hair outside)): a database deployed at @v0.1.0 or @v0.2.0 never ran them. The definitions are those
 -- released at @v0.3.0, replaced in place, so every database ends with the same ones.
@@ -38,8 +42,8 @@ COMMENT ON FUNCTION ctxgraph.wilson_lower(double precision, double precision, do
 COMMENT ON FUNCTION ctxgraph.wilson_upper(double precision, double precision, double precision) IS
     'Wilson score upper bound of a mean p (clipped to [0, 1]) over n observations at normal quantile z; NULL for n <= 0.';
 
-GRANT EXECUTE ON FUNCTION ctxgraph.wilson_lower(double precision, double precision, double precision),
-    ctxgraph.wilson_upper(double precision, double precision, double precision)
-    TO ctxgraph_writer, ctxgraph_scorer, ctxgraph_ranker, ctxgraph_analyst;
+DO $$ BEGIN PERFORM ctxgraph._grant(
+    'EXECUTE ON FUNCTION ctxgraph.wilson_lower(double precision, double precision, double precision), ctxgraph.wilson_upper(double precision, double precision, double precision)',
+    '{writer,scorer,ranker,analyst}'); END $$;
 
 COMMIT;

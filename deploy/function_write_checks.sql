@@ -1,8 +1,10 @@
 -- Deploy ctxgraph:function_write_checks to pg
--- requires: table_failure_modes
--- requires: table_tips
--- requires: privileges_functions
+-- requires: function_write_checks@v0.7.0
+-- requires: table_group_roles
 
+-- Rework: the grants go through ctxgraph._grant, which names the roles from ctxgraph.group_roles,
+-- instead of spelling them; the same grants, the same definitions.
+--
 -- The write path's argument checks, written once. Each helper returns the first problem of its
 -- arguments as one row (sqlstate, message, hint), or no row, instead of raising: the per-call
 -- functions raise it at once (ctxgraph._raise_problem), and the bulk ingest
@@ -44,19 +46,19 @@ BEGIN;
 -- The characters an id may not hold (whitespace, control and invisible ones, as listed above) and
 -- the Greek and Cyrillic letters that may not stand beside Latin ones, as regular-expression
 -- classes. Constant functions, so the rule names each set once and the planner folds them in.
-CREATE FUNCTION ctxgraph._id_forbidden_characters()
+CREATE OR REPLACE FUNCTION ctxgraph._id_forbidden_characters()
 RETURNS text
 LANGUAGE sql IMMUTABLE
 AS $$ SELECT '[[:space:][:cntrl:]\u0085\u00a0\u00ad\u034f\u061c\u115f\u1160\u1680\u17b4\u17b5\u180b-\u180f\u2000-\u200f\u2028-\u202f\u205f-\u206f\u2800\u3000\u3164\ufe00-\ufe0f\ufeff\uffa0\ufff0-\ufffb\ufffe\uffff\u0600-\u0605\u06dd\u070f\U000110bd\U000110cd\U00016fe4\U0001bca0-\U0001bca3\U0001d159\U0001d173-\U0001d17a\U000e0000-\U000e0fff]'::text $$;
 
-CREATE FUNCTION ctxgraph._id_lookalike_letters()
+CREATE OR REPLACE FUNCTION ctxgraph._id_lookalike_letters()
 RETURNS text
 LANGUAGE sql IMMUTABLE
 AS $$ SELECT '[\u0370-\u03ff\u1d26-\u1d2b\u1d5d-\u1d61\u1d66-\u1d6a\u1dbf\u1f00-\u1fff\u0400-\u052f\u1c80-\u1c8f\u2de0-\u2dff\ua640-\ua69f]'::text $$;
 
 -- 'U+XXXX at character N' for the first character of id that matches pattern: named by code
 -- point and position, since the character itself would not show.
-CREATE FUNCTION ctxgraph._code_point_at(id text, pattern text)
+CREATE OR REPLACE FUNCTION ctxgraph._code_point_at(id text, pattern text)
 RETURNS text
 LANGUAGE sql IMMUTABLE
 AS $$
@@ -66,7 +68,7 @@ AS $$
            || ' at character ' || strpos(_code_point_at.id, substring(_code_point_at.id FROM _code_point_at.pattern))::text
 $$;
 
-CREATE FUNCTION ctxgraph._id_problem(what text, id text)
+CREATE OR REPLACE FUNCTION ctxgraph._id_problem(what text, id text)
 RETURNS text
 LANGUAGE sql IMMUTABLE
 -- Immutable expressions only (|| and ::text rather than the stable format() and text || integer,
@@ -98,7 +100,7 @@ COMMENT ON FUNCTION ctxgraph._id_problem(text, text) IS
     'Private: why an id of the write path breaks the id rule (at most 200 characters; no whitespace, control or invisible character; NFKC form; no Latin beside Greek or Cyrillic letters), or NULL.';
 
 -- log_retrievals' checks of one batch, before the tip lookup (ctxgraph._missing_tips).
-CREATE FUNCTION ctxgraph._retrieval_batch_problem(
+CREATE OR REPLACE FUNCTION ctxgraph._retrieval_batch_problem(
     run_id            text,
     rule_id           text,
     tip_ids           bigint[],
@@ -159,7 +161,7 @@ COMMENT ON FUNCTION ctxgraph._retrieval_batch_problem(text, text, bigint[], doub
     'Private: the first problem of one retrieval batch''s arguments (log_retrievals'' checks), or no row.';
 
 -- The tips of a batch the skill does not have (log_retrievals raises 23503 for them), by primary key.
-CREATE FUNCTION ctxgraph._missing_tips(skill text, tip_ids bigint[])
+CREATE OR REPLACE FUNCTION ctxgraph._missing_tips(skill text, tip_ids bigint[])
 RETURNS SETOF bigint
 LANGUAGE sql STABLE
 AS $$
@@ -171,7 +173,7 @@ COMMENT ON FUNCTION ctxgraph._missing_tips(text, bigint[]) IS
     'Private: the ids of a batch that are not tips of the skill (log_retrievals and ingest_run_log raise 23503 for them).';
 
 -- save_attempt's checks of its arguments (the 23505 of an attempt saved twice needs the table).
-CREATE FUNCTION ctxgraph._attempt_problem(
+CREATE OR REPLACE FUNCTION ctxgraph._attempt_problem(
     run_id         text,
     rule_id        text,
     attempt_number integer,
@@ -214,7 +216,7 @@ COMMENT ON FUNCTION ctxgraph._attempt_problem(text, text, integer, timestamptz, 
 
 -- graded_outcome's checks of a result, for a skill whose grading the caller has already looked up
 -- (ctxgraph._require_skill raises for an unknown one).
-CREATE FUNCTION ctxgraph._outcome_problem(
+CREATE OR REPLACE FUNCTION ctxgraph._outcome_problem(
     skill          text,
     grading        text,
     passed         boolean,
@@ -258,7 +260,7 @@ COMMENT ON FUNCTION ctxgraph._outcome_problem(text, text, boolean, integer, text
     'Private: the first problem of a result (graded_outcome''s checks) for a skill of the given grading, or no row.';
 
 -- Raise a problem, naming the run-log line it came from when there is one.
-CREATE FUNCTION ctxgraph._raise_problem(sqlstate text, message text, hint text, line bigint DEFAULT NULL)
+CREATE OR REPLACE FUNCTION ctxgraph._raise_problem(sqlstate text, message text, hint text, line bigint DEFAULT NULL)
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE
 AS $$
@@ -286,13 +288,11 @@ REVOKE ALL ON FUNCTION ctxgraph._id_forbidden_characters(), ctxgraph._id_lookali
     ctxgraph._raise_problem(text, text, text, bigint) FROM PUBLIC;
 -- The write path runs with the caller's rights, so the writer executes the helpers it calls;
 -- graded_outcome calls _outcome_problem and _raise_problem for every role that may run it.
-GRANT EXECUTE ON FUNCTION ctxgraph._id_forbidden_characters(), ctxgraph._id_lookalike_letters(), ctxgraph._code_point_at(text, text),
-    ctxgraph._id_problem(text, text),
-    ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamptz),
-    ctxgraph._missing_tips(text, bigint[]),
-    ctxgraph._attempt_problem(text, text, integer, timestamptz, timestamptz) TO ctxgraph_writer;
-GRANT EXECUTE ON FUNCTION ctxgraph._outcome_problem(text, text, boolean, integer, text),
-    ctxgraph._raise_problem(text, text, text, bigint)
-    TO ctxgraph_writer, ctxgraph_scorer, ctxgraph_ranker, ctxgraph_analyst;
+DO $$ BEGIN PERFORM ctxgraph._grant(
+    'EXECUTE ON FUNCTION ctxgraph._id_forbidden_characters(), ctxgraph._id_lookalike_letters(), ctxgraph._code_point_at(text, text), ctxgraph._id_problem(text, text), ctxgraph._retrieval_batch_problem(text, text, bigint[], double precision[], timestamptz), ctxgraph._missing_tips(text, bigint[]), ctxgraph._attempt_problem(text, text, integer, timestamptz, timestamptz)',
+    '{writer}'); END $$;
+DO $$ BEGIN PERFORM ctxgraph._grant(
+    'EXECUTE ON FUNCTION ctxgraph._outcome_problem(text, text, boolean, integer, text), ctxgraph._raise_problem(text, text, text, bigint)',
+    '{writer,scorer,ranker,analyst}'); END $$;
 
 COMMIT;

@@ -1,8 +1,6 @@
 -- Revert ctxgraph:function_ingest_run_log from pg
 
+-- Nothing to undo: the rework wrote the same grants through ctxgraph._grant and left every
+-- definition as the earlier instance made it, so the database is already as @v0.7.0 left it.
 BEGIN;
-
-DROP FUNCTION ctxgraph.ingest_run_log(text);
-DROP FUNCTION ctxgraph.ingest_staging();
-
 COMMIT;

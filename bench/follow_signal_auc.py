@@ -28,7 +28,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scorer"))
 
-from ctxgraph import calibration as cal  # noqa: E402
+from ctxgraph.follow_signal import calibration as cal  # noqa: E402
 from ctxgraph.follow_signal import agreement, extract_script, extract_tip  # noqa: E402
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from test_follow_signal import CRYPTO_TIP, HEREDOC_SSH_CONFIG, POLICY
 
-from ctxgraph import calibration as cal
+from ctxgraph.follow_signal import calibration as cal
 from ctxgraph.cli import main
 from ctxgraph.follow_signal import SIGNAL_VERSION
 

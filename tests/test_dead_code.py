@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from ctxgraph import calibration as cal
+from ctxgraph.follow_signal import calibration as cal
 from ctxgraph.follow_signal import MAX_SCRIPT_CHARS, agreement, extract_script, extract_tip
 
 TIP = "Validate the configuration with `sshd -t` before `systemctl restart sshd`; never run `setenforce 0`."

@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ctxgraph import calibration as cal
+from ctxgraph.follow_signal import calibration as cal
 from ctxgraph.follow_signal import FEATURE_NAMES, SIGNAL_VERSION, agreement, extract_script, extract_tip
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -385,7 +385,7 @@ def test_a_trap_handler_runs_and_an_uncalled_function_does_not():
 
 
 def test_a_function_body_ends_where_its_braces_close_however_many_are_open():
-    from ctxgraph.follow_signal import _functions
+    from ctxgraph.follow_signal.scripts import _functions
 
     lines = [(text, False) for text in ("outer() {", "  inner() {", "    echo in", "  }", "  echo out", "}",
                                         "broken() {", "  echo never closed")]

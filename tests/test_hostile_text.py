@@ -173,7 +173,7 @@ CONTINUATIONS = {
 
 @pytest.mark.parametrize("script", sorted(CONTINUATIONS))
 def test_continuations_are_joined_as_before(script: str) -> None:
-    from ctxgraph.follow_signal import _logical_lines
+    from ctxgraph.follow_signal.scripts import _logical_lines
 
     assert _logical_lines(script) == CONTINUATIONS[script]
 

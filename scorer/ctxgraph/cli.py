@@ -145,7 +145,7 @@ def _db_parser() -> argparse.ArgumentParser:
 
 def build_parser() -> argparse.ArgumentParser:
     # Here, not at the top: they bring numpy, which `ctxgraph db` must not need (see main).
-    from ctxgraph.calibration import CASCADE_CHECK_SHARE, MIN_PER_CLASS
+    from ctxgraph.follow_signal.calibration import CASCADE_CHECK_SHARE, MIN_PER_CLASS
     from ctxgraph.embed import DEFAULT_MAX_CHUNKS
 
     parser, sub = _top_parser()

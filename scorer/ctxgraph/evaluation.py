@@ -16,7 +16,7 @@ import psycopg
 
 import numpy as np
 
-from ctxgraph import calibration as cal
+from ctxgraph.follow_signal import calibration as cal
 from ctxgraph import jsontext
 from ctxgraph.client import Client
 from ctxgraph.connection_store import require_skill

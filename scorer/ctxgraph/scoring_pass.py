@@ -11,7 +11,7 @@ results back in batches:
 - the embedding leg stores the cosine between tip and script (``tip_followed_emb``);
 - the follow signal (:mod:`ctxgraph.follow_signal`) reads what the script's executable lines do
   against what the tip prescribes and warns against, contrasted with the tip's other scored
-  scripts, and the skill's latest calibration (:mod:`ctxgraph.calibration`; a documented default
+  scripts, and the skill's latest calibration (:mod:`ctxgraph.follow_signal.calibration`; a documented default
   before the first) turns it and the cosine into ``follow_probability``, with the matched items
   kept as evidence in ``ctxgraph.retrieval_scores.follow_evidence``. With ``judge_policy='uncertain'`` the judge is
   asked only where that probability falls inside the calibration's cascade band, and on a share of
@@ -64,7 +64,7 @@ from typing import Final
 import numpy as np
 import psycopg
 
-from ctxgraph import calibration as calibration_leg
+from ctxgraph.follow_signal import calibration as calibration_leg
 from ctxgraph import follow_signal
 from ctxgraph import judge as judge_leg
 from ctxgraph import judge_prompt

@@ -151,7 +151,7 @@ def pool_fit(designs: dict[str, np.ndarray], labels: dict[str, np.ndarray], name
              ridge: float) -> cal.Calibration:
     x = np.vstack([designs[n] for n in names])
     y = np.concatenate([labels[n] for n in names])
-    coef, intercept = cal.fit(x, y, ridge)
+    coef, intercept = cal.fit(x, y, ridge, names=cal.feature_names())
     return cal.Calibration(cal.feature_names(), tuple(coef.tolist()), intercept)
 
 
@@ -175,8 +175,9 @@ def skill_calibration(pairs: list[dict], x: np.ndarray, y: np.ndarray, prior: ca
         if len(set(y[fit_on].tolist())) < 2 or len(set(y[score_on].tolist())) < 2:
             continue
         groups = [pairs[i]["group"] for i in np.flatnonzero(fit_on)]
-        coef, intercept = cal.fit(x[fit_on], y[fit_on], ridge, prior=coefficients)
-        out_of_fold, _ = cal.cross_validate(x[fit_on], y[fit_on], groups, ridge=ridge, prior=coefficients)
+        coef, intercept = cal.fit(x[fit_on], y[fit_on], ridge, prior=coefficients, names=cal.feature_names())
+        out_of_fold, _ = cal.cross_validate(x[fit_on], y[fit_on], groups, ridge=ridge, prior=coefficients,
+                                            names=cal.feature_names())
         known = ~np.isnan(out_of_fold)
         low, high = cal.cascade_band(out_of_fold[known], y[fit_on][known].astype(bool), 0.03)
         probs = 1.0 / (1.0 + np.exp(-np.clip(intercept + x[score_on] @ coef, -35, 35)))
@@ -188,6 +189,45 @@ def skill_calibration(pairs: list[dict], x: np.ndarray, y: np.ndarray, prior: ca
         return {"auc": None, "saved": None, "wrong": None}
     auc_, saved, wrong = np.mean(figures, axis=0)
     return {"auc": float(auc_), "saved": float(saved), "wrong": float(wrong)}
+
+
+# The feature groups of the calibration's design, by what reads them (calibration.feature_names()).
+FEATURE_GROUPS: dict[str, tuple[str, ...]] = {
+    "items (text search)": ("prescribed_share", "prescribed_specific", "prescribed_best", "prescribed_missing",
+                            "warned_share", "warned_any", "no_items", "value_conflict", "order_broken",
+                            "prose_overlap"),
+    "setting level (parse)": ("comparable", "setting_followed", "setting_conflict", "setting_elsewhere",
+                              "forbidden_done", "command_followed", "file_followed"),
+    "peer contrast": ("peer_prescribed_share", "peer_prescribed_specific", "peer_warned_share", "no_peers"),
+    "cosine fallback": ("nothing_to_compare", "cosine_fallback", "cosine_missing"),
+}
+
+
+def group_trust(sets: dict[str, list[dict]], designs: dict[str, np.ndarray], labels: dict[str, np.ndarray],
+                ridge: float) -> list[dict]:
+    """Leave one set out, with every feature group and with each dropped (its columns zeroed, so the
+    fit gives them nothing): what each group adds on sets its fit never saw."""
+    names = cal.feature_names()
+    rows = []
+    for dropped in (None, *FEATURE_GROUPS):
+        keep = np.array([dropped is None or n not in FEATURE_GROUPS[dropped] for n in names], dtype=float)
+        probs, truth, per_set = [], [], {}
+        for held in sets:
+            train = [s for s in sets if s != held]
+            x = np.vstack([designs[s] for s in train]) * keep
+            y = np.concatenate([labels[s] for s in train])
+            coef, intercept = cal.fit(x, y, ridge, names=names)
+            p = 1.0 / (1.0 + np.exp(-np.clip(intercept + (designs[held] * keep) @ coef, -35, 35)))
+            per_set[held] = cal.auc(p.tolist(), labels[held].astype(bool))
+            probs.extend(p.tolist())
+            truth.extend(labels[held].astype(bool).tolist())
+        worst = min(per_set, key=lambda s: per_set[s])
+        coef, _ = cal.fit(np.vstack([designs[s] for s in sets]) * keep, np.concatenate([labels[s] for s in sets]),
+                          ridge, names=names)
+        rows.append({"groups": "every group" if dropped is None else f"without {dropped}",
+                     "pooled_auc": cal.auc(probs, truth), "worst_auc": per_set[worst], "worst_set": worst,
+                     "per_set": per_set, "coefficients": dict(zip(names, np.round(coef, 4).tolist(), strict=True))})
+    return rows
 
 
 def main() -> int:
@@ -210,11 +250,13 @@ def main() -> int:
         cos = cosines(pairs, args.cosine_cache)
         x, y = designs[name], labels[name]
         cos_scores = [c if c is not None else 0.0 for c in cos]
-        cv, folds = cal.cross_validate(x, y, [p["group"] for p in pairs], ridge=args.ridge)
+        cv, folds = cal.cross_validate(x, y, [p["group"] for p in pairs], ridge=args.ridge, names=cal.feature_names())
         # As shipped, never on the set's own labels: a set of the pool is scored by the pool without it.
         in_pool = name in DEFAULT_POOL
         shipped = pool_fit(designs, labels, [k for k in DEFAULT_POOL if k != name], args.ridge) if in_pool else fitted
         default_prob = [shipped.probability(row) for row in x]
+        # The same rows scored as a tip's first scripts are: no other script of the tip to contrast.
+        alone_prob = [shipped.probability(row) for row in cal.without_peers(x, cal.feature_names())]
         if name != GOLD:
             hand_probs.extend(default_prob)
             hand_labels.extend(y.astype(bool).tolist())
@@ -223,7 +265,8 @@ def main() -> int:
                "cosine_auc": cal.auc(cos_scores, y.astype(bool)),
                "lexical_raw_auc": cal.auc(lexical_only.tolist(), y.astype(bool)),
                "cv_auc": cal.auc(cv.tolist(), y.astype(bool)), "cv_accuracy": accuracy(cv, y), "cv_folds": folds,
-               "shipped_auc": cal.auc(default_prob, y.astype(bool)), "shipped_accuracy": accuracy(default_prob, y)}
+               "shipped_auc": cal.auc(default_prob, y.astype(bool)), "shipped_accuracy": accuracy(default_prob, y),
+               "shipped_auc_without_peers": cal.auc(alone_prob, y.astype(bool))}
         # The judge cascade with the default band, where the judge answers the labels (as the demo's
         # label judge does): share of judge calls saved, and agreement with asking it everywhere.
         low, high = cal.DEFAULT.band()
@@ -245,9 +288,10 @@ def main() -> int:
         results.append(row)
     pooled = {"pairs": len(hand_labels), "auc": cal.auc(hand_probs, hand_labels),
               "accuracy": accuracy(np.array(hand_probs), np.array(hand_labels, dtype=float))}
+    trust = group_trust(sets, designs, labels, args.ridge)
     if args.json:
         print(json.dumps({"default_fit": fitted.describe(), "default_pool": list(DEFAULT_POOL), "sets": results,
-                          "hand_labelled_pooled": pooled}, indent=2))
+                          "hand_labelled_pooled": pooled, "group_trust": trust}, indent=2))
         return 0
     print(f"default calibration, fitted on {', '.join(DEFAULT_POOL)}: {fitted.describe()}")
     print("columns: cosine AUC; raw lexical score AUC; the calibration cross-validated by rule (AUC, accuracy);")
@@ -255,14 +299,16 @@ def main() -> int:
     print("the same fit without it); the judge cascade with the default band (gold: out-of-fold predictions):")
     print(f"judge calls saved, agreement; then the same with the pass's check of the band ({cal.CASCADE_CHECK_SHARE:.0%} "
           "of the rows outside it asked anyway; '!': the checks stopped the cascade)")
+    print("'alone': the shipped AUC with every row scored as a tip's first script (no peers to contrast)")
     print(f"{'set':<22}{'pairs':>6}{'cos AUC':>9}{'lex AUC':>9}{'CV AUC':>8}{'CV acc':>8}{'shipped AUC':>13}"
-          f"{'acc':>6}{'hard AUC':>9}{'saved':>7}{'agree':>7}{'checked':>9}{'agree':>7}")
+          f"{'acc':>6}{'hard AUC':>9}{'alone':>7}{'saved':>7}{'agree':>7}{'checked':>9}{'agree':>7}")
     for r in results:
         f = lambda v: "-" if v is None else f"{v:.3f}"  # noqa: E731
         shipped = ("*" if r["in_default_pool"] else " ") + f(r["shipped_auc"])
         print(f"{r['set']:<22}{r['pairs']:>6}{f(r['cosine_auc']):>9}{f(r['lexical_raw_auc']):>9}{f(r['cv_auc']):>8}"
               f"{f(r['cv_accuracy']):>8}{shipped:>13}{f(r['shipped_accuracy']):>6}"
-              f"{f(r.get('shipped_auc_hard')):>9}{r['cascade_saved']:>7.0%}{r['cascade_agreement']:>7.1%}"
+              f"{f(r.get('shipped_auc_hard')):>9}{f(r['shipped_auc_without_peers']):>7}"
+              f"{r['cascade_saved']:>7.0%}{r['cascade_agreement']:>7.1%}"
               f"{r['checked_cascade_saved']:>8.0%}{'!' if r['checked_cascade_stopped'] else ' '}"
               f"{r['checked_cascade_agreement']:>7.1%}")
     print(f"every hand-labelled pair (all sets but gold), as shipped: {pooled['pairs']} pairs, AUC {pooled['auc']:.3f}, "
@@ -287,6 +333,13 @@ def main() -> int:
     scratch, default = (np.mean(means[k], axis=0) for k in means)
     print(f"{'mean':<22}{scratch[0]:>12.3f}{scratch[1]:>7.0%}{scratch[2]:>7.1%}"
           f"{default[0]:>13.3f}{default[1]:>7.0%}{default[2]:>7.1%}")
+    print()
+    print("How much each feature group is trusted: every labelled set held out whole and scored by the fit on")
+    print("all the others (leave one set out), pooled AUC and the worst set's, with every group and without each;")
+    print("the coefficients are the fit on every set")
+    print(f"{'groups':<34}{'pooled':>8}{'worst':>8}  {'worst set':<14}")
+    for row in trust:
+        print(f"{row['groups']:<34}{row['pooled_auc']:>8.3f}{row['worst_auc']:>8.3f}  {row['worst_set']:<14}")
     return 0
 
 

@@ -481,12 +481,12 @@ def test_the_default_calibration_is_the_fit_on_the_labelled_pool(monkeypatch: py
     designs = {name: bench.design(sets[name], bench.cosines(sets[name], None)) for name in bench.DEFAULT_POOL}
     labels = {name: np.array([p["followed"] for p in sets[name]], dtype=float) for name in bench.DEFAULT_POOL}
     x, y, groups = bench.pool_rows(sets, designs, labels, bench.DEFAULT_POOL)
-    coefficients, intercept = cal.fit(x, y, 1.0)
+    coefficients, intercept = cal.fit(x, y, 1.0, names=cal.feature_names())
     assert len(y) == cal.DEFAULT.examples and int(y.sum()) == cal.DEFAULT.positives
     assert np.allclose(coefficients, cal.DEFAULT.coefficients, atol=2e-4)
     assert abs(intercept - cal.DEFAULT.intercept) < 2e-4
     # Its provenance: the pool cross-validated by whole rules or tips, and the band on those predictions.
-    predictions, folds = cal.cross_validate(x, y, groups)
+    predictions, folds = cal.cross_validate(x, y, groups, names=cal.feature_names())
     assert folds == cal.DEFAULT.cv_folds
     assert cal.auc(predictions.tolist(), y.astype(bool)) == pytest.approx(cal.DEFAULT.cv_auc, abs=5e-4)
     assert float(np.mean((predictions >= 0.5) == y)) == pytest.approx(cal.DEFAULT.cv_accuracy, abs=5e-4)

@@ -208,7 +208,8 @@ def calibrate(conn: psycopg.Connection, skill: str, labels: list[dict] | None = 
     prior = cal.DEFAULT.coefficients if from_default and cal.DEFAULT.feature_names == cal.feature_names() else None
     if prior is not None:
         source += "; from the default calibration"
-    predictions, folds_used = cal.cross_validate(x, y, groups, folds, ridge, prior=prior)
+    names = cal.feature_names()
+    predictions, folds_used = cal.cross_validate(x, y, groups, folds, ridge, prior=prior, names=names)
     known = ~np.isnan(predictions)
     cv_auc = cal.auc(predictions[known].tolist(), y[known].astype(bool).tolist())
     cv_accuracy = float(np.mean((predictions[known] >= 0.5) == y[known].astype(bool))) if known.any() else None
@@ -221,7 +222,7 @@ def calibrate(conn: psycopg.Connection, skill: str, labels: list[dict] | None = 
                          "is scored by a fit on both classes from the other rules); spread each class over more rules")
     low, high = cal.cascade_band(predictions[known].tolist(), y[known].astype(bool).tolist(), max_disagreement)
     inside = float(np.mean((predictions[known] >= low) & (predictions[known] <= high))) if known.any() else 1.0
-    coefficients, intercept = cal.fit(x, y, ridge, prior=prior)
+    coefficients, intercept = cal.fit(x, y, ridge, prior=prior, names=names)
     result = cal.Calibration(
         feature_names=cal.feature_names(), coefficients=tuple(float(c) for c in coefficients), intercept=intercept,
         fitted_on=fitted_on, source=source, examples=len(examples), positives=int(y.sum()), cv_auc=cv_auc,

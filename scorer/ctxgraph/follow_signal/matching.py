@@ -6,6 +6,9 @@ import re
 from dataclasses import asdict, dataclass
 from typing import Final
 
+from ctxgraph.follow_signal.setting_level import SETTING_FEATURES, setting_features, tip_facts
+from ctxgraph.follow_signal.shell import read_script
+
 from ctxgraph.follow_signal.scripts import (
     _FILE_REDIRECT,
     ScriptView,
@@ -23,7 +26,9 @@ from ctxgraph.follow_signal.tips import (
     _magnitude,
 )
 
-SIGNAL_VERSION: Final[str] = "lexical-5"
+# parsed-1: the script also read by the shell parser and matched at the setting level
+# (setting_level.SETTING_FEATURES); lexical-5 read it with regular expressions only.
+SIGNAL_VERSION: Final[str] = "parsed-1"
 
 # --- agreement --------------------------------------------------------------------------------
 
@@ -38,6 +43,7 @@ FEATURE_NAMES: Final[tuple[str, ...]] = (
     "value_conflict",        # 1 when the script gives a prescribed key only values other than the tip's
     "order_broken",          # 1 when the script runs a step the tip orders first only after the later one
     "prose_overlap",         # tips naming nothing specific: share of their content words the code uses
+    *SETTING_FEATURES,       # the same tip and script at the setting level (setting_level.py)
 )
 
 
@@ -457,8 +463,12 @@ def agreement(tip: TipItems, view: ScriptView) -> Features:
     }
     # Values and order are evidence too, beside the items: ("value", "ClientAliveCountMax 1
     # (script: 0)", 0.0) and ("order", "sshd -t before restart or reload", 1.0).
+    facts = view.facts if view.facts is not None else read_script(view.text)
+    structured, found = setting_features(tip_facts(tip.prescribed, tip.warned), facts)
+    values.update(structured)
     evidence = {
         "signal_version": SIGNAL_VERSION,
+        "settings": found,
         "prescribed": [{**asdict(i), "matched": m} for i, m in every]
         + [{"kind": "value", "text": t, "matched": m} for t, m in value_checks]
         + [{"kind": "order", "text": t, "matched": m} for t, m in order_checks],

@@ -8,6 +8,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
+from ctxgraph.follow_signal.shell import ScriptFacts, read_script
+
 # The most of a script the signal reads: 256 Ki characters, some 50 times the longest fix script of
 # the samples, read in about a second. Reading is linear in size and matching is linear in what was
 # kept, so a 26 MB script read whole took minutes per tip; past the cap the signal reads the first
@@ -39,6 +41,9 @@ class ScriptView:
     ignored: list[bool] = field(default_factory=list)
     # Each line as every item is matched against it (:func:`_spelled_lines`), worked out once per view
     # rather than once per item and line.
+    # What the shell parser read (:mod:`.shell`): the settings, files and commands matched at the
+    # setting level (:mod:`.setting_level`).
+    facts: ScriptFacts | None = field(default=None, repr=False, compare=False)
     _spelled: dict[bool, list[tuple[str, str]]] = field(default_factory=dict, init=False, repr=False,
                                                         compare=False)
     _runs: dict[bool, list[set[str]]] = field(default_factory=dict, init=False, repr=False, compare=False)
@@ -1078,8 +1083,11 @@ def extract_script(script: str) -> ScriptView:
     checks = [not content and _only_reads(line) for line, content in zip(kept, content_lines, strict=True)]
     writes = [content or _writes(line) for line, content in zip(kept, content_lines, strict=True)]
     actions = [line if content else _action_text(line) for line, content in zip(kept, content_lines, strict=True)]
-    return ScriptView(kept, checks, writes, text, frozenset(_words_of(text)), frozenset(commands), actions, order,
+    view = ScriptView(kept, checks, writes, text, frozenset(_words_of(text)), frozenset(commands), actions, order,
                       capped, ignored)
+    # The same script as the shell parses it (tree-sitter-bash): commands, files and settings written.
+    view.facts = read_script(script)
+    return view
 
 
 # A backslash escapes the character after it, as sed reads it; read either as an escape or as

@@ -13,7 +13,7 @@ from ctxgraph.follow_signal.shell import read_script
 
 def features(tip: str, script: str) -> tuple[dict[str, float], dict]:
     items = extract_tip(tip)
-    return setting_features(tip_facts(items.prescribed, items.warned), read_script(script))
+    return setting_features(tip_facts(items.prescribed, items.warned, items.text), read_script(script))
 
 
 def statuses(tip: str, script: str) -> list[str]:
@@ -167,3 +167,16 @@ def test_with_nothing_of_the_tip_in_the_script_the_cosine_decides():
     related = agreement(extract_tip(tip), extract_script("echo 'PermitRootLogin no' >> /etc/ssh/sshd_config\n")).values
     assert not nothing_to_compare(related)
     assert design_values(related, 0.8)["cosine_fallback"] == 0.0
+
+
+def test_a_restart_where_the_tip_says_reload_is_the_forbidden_approach():
+    tip = ("Apply PgBouncer config changes with `RELOAD;` on the admin console (or SIGHUP / `systemctl reload "
+           "pgbouncer`), not a restart, which drops every client connection.")
+    restarts = "sed -i 's/^max_client_conn.*/max_client_conn = 500/' /etc/pgbouncer/pgbouncer.ini\nsystemctl restart pgbouncer\n"
+    reloads = "sed -i 's/^max_client_conn.*/max_client_conn = 500/' /etc/pgbouncer/pgbouncer.ini\nsystemctl reload pgbouncer\n"
+    other = "systemctl restart postgresql\n"  # another service's restart is not this tip's
+    assert features(tip, restarts)[0]["forbidden_done"] == 1.0
+    assert features(tip, reloads)[0]["forbidden_done"] == 0.0
+    assert features(tip, other)[0]["forbidden_done"] == 0.0
+    plain = "Restart pgbouncer after changing pgbouncer.ini so the new limits apply."
+    assert features(plain, restarts)[0]["forbidden_done"] == 0.0

@@ -26,9 +26,10 @@ from ctxgraph.follow_signal.tips import (
     _magnitude,
 )
 
-# parsed-1: the script also read by the shell parser and matched at the setting level
-# (setting_level.SETTING_FEATURES); lexical-5 read it with regular expressions only.
-SIGNAL_VERSION: Final[str] = "parsed-1"
+# parsed-2: a restart of the tip's service where the tip says to reload instead is forbidden_done
+# (parsed-1 did not read it); parsed-1: the script also read by the shell parser and matched at the
+# setting level (setting_level.SETTING_FEATURES); lexical-5 read it with regular expressions only.
+SIGNAL_VERSION: Final[str] = "parsed-2"
 
 # --- agreement --------------------------------------------------------------------------------
 
@@ -464,7 +465,7 @@ def agreement(tip: TipItems, view: ScriptView) -> Features:
     # Values and order are evidence too, beside the items: ("value", "ClientAliveCountMax 1
     # (script: 0)", 0.0) and ("order", "sshd -t before restart or reload", 1.0).
     facts = view.facts if view.facts is not None else read_script(view.text)
-    structured, found = setting_features(tip_facts(tip.prescribed, tip.warned), facts)
+    structured, found = setting_features(tip_facts(tip.prescribed, tip.warned, tip.text), facts)
     values.update(structured)
     evidence = {
         "signal_version": SIGNAL_VERSION,

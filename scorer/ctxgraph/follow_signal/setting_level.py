@@ -99,6 +99,10 @@ class TipFacts:
     forbidden_files: list[str] = field(default_factory=list)
     forbidden_commands: list[TipCommand] = field(default_factory=list)
     forbidden_values: list[str] = field(default_factory=list)
+    # "reload ... rather than restarting", "not a restart", "don't restart X": a restart of the tip's
+    # service is the approach it forbids; ``subjects`` are the tip's words a service name must share.
+    forbids_restart: bool = False
+    subjects: frozenset[str] = frozenset()
 
 
 def _magnitude(value: str) -> float | None:
@@ -203,7 +207,13 @@ def _setting_of(kind: str, text: str, group: int) -> TipSetting | None:
     return TipSetting(key, value.strip() or None, group=group)
 
 
-def tip_facts(prescribed: list, warned: list) -> TipFacts:
+_NO_RESTART = re.compile(
+    r"\b(?:rather\s+than|instead\s+of|not|never|don'?t|do\s+not|without)\s+(?:an?\s+|the\s+|a\s+full\s+)?"
+    r"(?:`?(?:systemctl|service)\s+)?restart(?:ing|s)?\b", re.IGNORECASE)
+_SUBJECT_WORD = re.compile(r"[a-z][a-z0-9_-]{3,}")
+
+
+def tip_facts(prescribed: list, warned: list, text: str = "") -> TipFacts:
     """The tip's items (:class:`ctxgraph.follow_signal.Item`: kind, text, group) as facts. A
     "setting" whose key is a program (``netfilter-persistent save``, ``ufw allow``) is a command; a
     key the tip gives two values ("ships `X yes`; change it to `X no`") is not checked."""
@@ -237,7 +247,30 @@ def tip_facts(prescribed: list, warned: list) -> TipFacts:
             elif forbidden and item.kind == "word" and re.fullmatch(r"[\w.-]*[_.-][\w.-]*", item.text):
                 # A compound word the tip forbids (no_root_squash, TLSv1.1): forbidden as a value.
                 facts.forbidden_values.append(item.text)
+    if _NO_RESTART.search(text):
+        facts.forbids_restart = True
+        facts.subjects = frozenset(w for w in _SUBJECT_WORD.findall(text.lower())
+                                   if w not in {"restart", "restarting", "reload", "reloading", "systemctl", "service"})
     return facts
+
+
+def _restarted(facts: ScriptFacts) -> list[str]:
+    """The services the script restarts (not reloads): ``systemctl restart X``, ``service X restart``,
+    ``docker restart X``, ``pg_ctl restart``, ``pg_ctlcluster V C restart``."""
+    units = []
+    for c in facts.commands:
+        if not c.reachable:
+            continue
+        args = [w for w in c.words if not w.startswith("-")]
+        if c.name == "systemctl" and c.subcommand in {"restart", "try-restart"}:
+            units.extend(args[1:])
+        elif c.name == "service" and len(args) >= 2 and args[1] == "restart":
+            units.append(args[0])
+        elif c.name in {"docker", "podman"} and c.subcommand == "restart":
+            units.extend(args[1:])
+        elif c.name in {"pg_ctl", "pg_ctlcluster"} and "restart" in args:
+            units.append("postgresql")
+    return units
 
 
 def _words(text: str) -> set[str]:
@@ -373,6 +406,14 @@ def setting_features(tip: TipFacts, facts: ScriptFacts) -> tuple[dict[str, float
             if _runs(command, facts):
                 forbidden = 1.0
                 evidence["forbidden"].append(["command", command.name, command.subcommand, sorted(command.flags)])
+    if tip.forbids_restart:
+        for unit in _restarted(facts):
+            stem = re.split(r"[@.]", unit.lower(), maxsplit=1)[0]
+            if stem and any(stem == w or stem.startswith(w) or w.startswith(stem) for w in tip.subjects
+                            if len(stem) >= 4):
+                forbidden = 1.0
+                evidence["forbidden"].append(["restart", unit])
+                break
     for path in tip.forbidden_files:
         if facts.writes(path):
             forbidden = 1.0

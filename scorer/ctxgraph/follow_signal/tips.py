@@ -146,6 +146,7 @@ class TipItems:
     warned: list[Item] = field(default_factory=list)
     order: list[tuple[list[Item], list[Item]]] = field(default_factory=list)
     prose: list[str] = field(default_factory=list)
+    text: str = ""  # the tip as read (bounded_tip)
 
 
 # --- the tip ----------------------------------------------------------------------------------
@@ -402,6 +403,7 @@ def extract_tip(text: str) -> TipItems:
     tip.prescribed, tip.warned = tip.prescribed[:MAX_TIP_ITEMS], tip.warned[:MAX_TIP_ITEMS]
     tip.order = _order_pairs(text, warned)
     tip.prose = sorted(_prose_words(text))
+    tip.text = text
     return tip
 
 

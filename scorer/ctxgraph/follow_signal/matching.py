@@ -24,6 +24,7 @@ from ctxgraph.follow_signal.tips import (
     Item,
     TipItems,
     _magnitude,
+    _octal,
 )
 
 # parsed-2: a restart of the tip's service where the tip says to reload instead is forbidden_done
@@ -135,17 +136,6 @@ _ANY_OWNER = re.compile(r"\b(?:chown(?:\s+-[A-Za-z]+){0,8}|install\b[^;|&]{0,200
 _SYMBOLIC_MODE = re.compile(r"(\bchmod(?:\s+-[A-Za-z]+){0,8}\s+|\s-m\s*|--mode[=\s])"
                             r"([ugoa]{0,4}=[rwx]{0,3}(?:,[ugoa]{0,4}=[rwx]{0,3}){0,5})(?![\w,=+-])")
 _LONG_OWNERSHIP = re.compile(r"--(owner|group)[=\s]\s*")
-
-
-def _octal(symbolic: str) -> str:
-    """``u=r,go=`` as ``0400``: each clause sets its classes' bits (no class: all three)."""
-    bits = {"u": 0, "g": 0, "o": 0}
-    for clause in symbolic.split(","):
-        who, _, perms = clause.partition("=")
-        value = (4 if "r" in perms else 0) + (2 if "w" in perms else 0) + (1 if "x" in perms else 0)
-        for cls in (who.replace("a", "ugo") or "ugo"):
-            bits[cls] = value
-    return f"0{bits['u']}{bits['g']}{bits['o']}"
 
 
 def _spelled_short(line: str) -> str:

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 from ctxgraph.follow_signal.shell import ScriptFacts, Setting, normal_key
-from ctxgraph.follow_signal.tips import _COMMANDS, _NOT_KEYS
+from ctxgraph.follow_signal.tips import _COMMANDS, _NOT_KEYS, _magnitude, _octal
 
 __all__ = ["SETTING_FEATURES", "TipCommand", "TipFacts", "TipSetting", "setting_features", "tip_facts"]
 
@@ -48,7 +48,6 @@ SETTING_FEATURES: Final[tuple[str, ...]] = (
 
 _TRUE: Final[frozenset[str]] = frozenset({"yes", "true", "on", "1", "enabled", "enable", "y"})
 _FALSE: Final[frozenset[str]] = frozenset({"no", "false", "off", "0", "disabled", "disable", "n"})
-_SIZE = re.compile(r"(-?\d+(?:\.\d+)?)\s*([KMGT]?)(?:i?B)?", re.IGNORECASE)
 _OCTAL = re.compile(r"0?[0-7]{3,4}")
 _SYMBOLIC = re.compile(r"[ugoa]{0,4}=[rwx]{0,3}(?:,[ugoa]{0,4}=[rwx]{0,3}){0,5}")
 _KEY = re.compile(r"[A-Za-z_][\w.:/-]*")
@@ -105,26 +104,13 @@ class TipFacts:
     subjects: frozenset[str] = frozenset()
 
 
-def _magnitude(value: str) -> float | None:
-    m = _SIZE.fullmatch(value.strip())
-    if not m:
-        return None
-    unit = m.group(2).upper()
-    return float(m.group(1)) * (1024 ** ("KMGT".index(unit) + 1) if unit else 1)
-
-
-def _octal(value: str) -> int | None:
+def _mode(value: str) -> int | None:
+    """A mode as bits: octal, or symbolic made only of assignments (``u=r,go=``); None otherwise."""
     value = value.strip()
     if _OCTAL.fullmatch(value):
         return int(value, 8)
     if _SYMBOLIC.fullmatch(value):
-        bits = {"u": 0, "g": 0, "o": 0}
-        for clause in value.split(","):
-            who, _, perms = clause.partition("=")
-            v = (4 if "r" in perms else 0) + (2 if "w" in perms else 0) + (1 if "x" in perms else 0)
-            for cls in (who.replace("a", "ugo") or "ugo"):
-                bits[cls] = v
-        return bits["u"] * 64 + bits["g"] * 8 + bits["o"]
+        return int(_octal(value), 8)
     return None
 
 
@@ -158,11 +144,11 @@ def accepts(wanted: TipSetting, written: str) -> bool:
         return (want in _TRUE and got in _TRUE) or (want in _FALSE and got in _FALSE)
     if wanted.key.lower() == "mode":
         # A mode a tip gives is the most it allows: a stricter mode (fewer bits) follows it.
-        a, b = _octal(want), _octal(got)
+        a, b = _mode(want), _mode(got)
         if a is not None and b is not None:
             return b & ~a == 0
     if _OCTAL.fullmatch(want):
-        a, b = _octal(want), _octal(got)
+        a, b = _mode(want), _mode(got)
         if a is not None and b is not None:
             return a == b
     a, b = _magnitude(want), _magnitude(got)
@@ -346,7 +332,7 @@ def _evaluable(setting: TipSetting, value: str) -> bool:
     if "$" in value or "`" in value:
         return False
     if setting.key.lower() == "mode":
-        return _octal(value) is not None
+        return _mode(value) is not None
     return True
 
 

@@ -624,3 +624,14 @@ def _prose_words(text: str) -> set[str]:
     "labelling" meets "label" and "restarting" meets "restart"."""
     words = re.findall(r"[A-Za-z][A-Za-z_-]{3,}", _BACKTICK.sub(" ", text))
     return {w.lower()[:5] for w in words if w.lower() not in _PROSE_STOP and w.lower() not in _STOP}
+
+
+def _octal(symbolic: str) -> str:
+    """``u=r,go=`` as ``0400``: each clause sets its classes' bits (no class: all three)."""
+    bits = {"u": 0, "g": 0, "o": 0}
+    for clause in symbolic.split(","):
+        who, _, perms = clause.partition("=")
+        value = (4 if "r" in perms else 0) + (2 if "w" in perms else 0) + (1 if "x" in perms else 0)
+        for cls in (who.replace("a", "ugo") or "ugo"):
+            bits[cls] = value
+    return f"0{bits['u']}{bits['g']}{bits['o']}"

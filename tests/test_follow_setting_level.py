@@ -79,14 +79,16 @@ def test_a_key_the_tip_gives_two_values_is_not_checked():
 def test_the_setting_through_any_writer_is_a_follow():
     heredoc = "cat > /etc/ssh/sshd_config.d/00-root.conf <<'EOF'\nPermitRootLogin no\nEOF\n"
     sed = "sed -i 's/^#\\?PermitRootLogin.*/PermitRootLogin no/' /etc/ssh/sshd_config\n"
-    helper = ("set_opt() {\n  local key=$1 value=$2\n  sed -i \"s/^${key}.*/${key} ${value}/\" /etc/ssh/sshd_config\n}\n"
+    helper = ("set_opt() {\n  local key=$1 value=$2\n"
+              "  sed -i \"s/^${key}.*/${key} ${value}/\" /etc/ssh/sshd_config\n}\n"
               "set_opt PermitRootLogin no\n")
     for script in (heredoc, sed, helper):
         assert statuses(SSH_TIP, script) == ["followed"], script
 
 
 def test_the_same_file_with_another_key_is_not_a_follow():
-    values, found = features(SSH_TIP, "echo 'MaxAuthTries 3' >> /etc/ssh/sshd_config\nsystemctl reload sshd\n")
+    script = "echo 'MaxAuthTries 3' >> /etc/ssh/sshd_config\nsystemctl reload sshd\n"
+    values, found = features(SSH_TIP, script)
     assert found["settings"] == [["PermitRootLogin", "no", "absent"]]
     assert values["setting_followed"] == 0.0
     assert values["setting_elsewhere"] == 1.0
@@ -164,16 +166,18 @@ def test_with_nothing_of_the_tip_in_the_script_the_cosine_decides():
     assert low < high  # the fallback follows the cosine
     design = design_values(unrelated, 0.8)
     assert all(design[name] == 0.0 for name in ("prescribed_share", "setting_followed", "comparable"))
-    related = agreement(extract_tip(tip), extract_script("echo 'PermitRootLogin no' >> /etc/ssh/sshd_config\n")).values
+    writes = "echo 'PermitRootLogin no' >> /etc/ssh/sshd_config\n"
+    related = agreement(extract_tip(tip), extract_script(writes)).values
     assert not nothing_to_compare(related)
     assert design_values(related, 0.8)["cosine_fallback"] == 0.0
 
 
 def test_a_restart_where_the_tip_says_reload_is_the_forbidden_approach():
-    tip = ("Apply PgBouncer config changes with `RELOAD;` on the admin console (or SIGHUP / `systemctl reload "
-           "pgbouncer`), not a restart, which drops every client connection.")
-    restarts = "sed -i 's/^max_client_conn.*/max_client_conn = 500/' /etc/pgbouncer/pgbouncer.ini\nsystemctl restart pgbouncer\n"
-    reloads = "sed -i 's/^max_client_conn.*/max_client_conn = 500/' /etc/pgbouncer/pgbouncer.ini\nsystemctl reload pgbouncer\n"
+    tip = ("Apply PgBouncer config changes with `RELOAD;` on the admin console (or SIGHUP / "
+           "`systemctl reload pgbouncer`), not a restart, which drops every client connection.")
+    edit = "sed -i 's/^max_client_conn.*/max_client_conn = 500/' /etc/pgbouncer/pgbouncer.ini\n"
+    restarts = edit + "systemctl restart pgbouncer\n"
+    reloads = edit + "systemctl reload pgbouncer\n"
     other = "systemctl restart postgresql\n"  # another service's restart is not this tip's
     assert features(tip, restarts)[0]["forbidden_done"] == 1.0
     assert features(tip, reloads)[0]["forbidden_done"] == 0.0

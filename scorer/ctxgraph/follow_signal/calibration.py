@@ -476,11 +476,13 @@ class CascadeCheck:
 # bench/follow_signal_auc.py prints them and tests/test_follow_signal.py refits and compares.
 DEFAULT = Calibration(
     feature_names=feature_names(),
-    coefficients=(1.1482, 2.7334, -1.4213, 0.3845, -0.7692, 0.4354, 0.0000, -1.3754, -3.9095, 2.3268, 0.2191, 0.7069,
-                  -1.0992, -0.2508, -1.7772, 0.3435, -0.0573, -0.0879, 0.2557, 0.0000, 2.4115, 1.0254, -2.0545, -0.0579),
+    coefficients=(1.1482, 2.7334, -1.4213, 0.3845, -0.7692, 0.4354, 0.0000, -1.3754, -3.9095, 2.3268,
+                  0.2191, 0.7069, -1.0992, -0.2508, -1.7772, 0.3435, -0.0573,
+                  -0.0879, 0.2557, 0.0000, 2.4115, 1.0254, -2.0545, -0.0579),
     intercept=-1.0277,
     fitted_on="labels",
-    source="default: samples/stig/gold_labels.csv + tests/data/follow_pairs.jsonl + holdout sets a, b, f to m, o to q",
+    source=("default: samples/stig/gold_labels.csv + tests/data/follow_pairs.jsonl"
+            " + holdout sets a, b, f to m, o to q"),
     examples=1237,
     positives=653,
     cv_auc=0.8998,

@@ -1083,8 +1083,8 @@ def extract_script(script: str) -> ScriptView:
     checks = [not content and _only_reads(line) for line, content in zip(kept, content_lines, strict=True)]
     writes = [content or _writes(line) for line, content in zip(kept, content_lines, strict=True)]
     actions = [line if content else _action_text(line) for line, content in zip(kept, content_lines, strict=True)]
-    view = ScriptView(kept, checks, writes, text, frozenset(_words_of(text)), frozenset(commands), actions, order,
-                      capped, ignored)
+    view = ScriptView(kept, checks, writes, text, frozenset(_words_of(text)), frozenset(commands), actions,
+                      order, capped, ignored)
     # The same script as the shell parses it (tree-sitter-bash): commands, files and settings written.
     view.facts = read_script(script)
     return view

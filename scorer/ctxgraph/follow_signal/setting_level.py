@@ -185,7 +185,9 @@ def _setting_of(kind: str, text: str, group: int) -> TipSetting | None:
         if not m:
             return None
         limit = _magnitude(m.group(3))
-        return TipSetting(m.group(1).rstrip("="), bound=(m.group(2), limit), group=group) if limit is not None else None
+        if limit is None:
+            return None
+        return TipSetting(m.group(1).rstrip("="), bound=(m.group(2), limit), group=group)
     key, _, value = text.strip().partition(" ")
     key = key.rstrip("=:")
     if not _KEY.fullmatch(key):
@@ -197,6 +199,8 @@ _NO_RESTART = re.compile(
     r"\b(?:rather\s+than|instead\s+of|not|never|don'?t|do\s+not|without)\s+(?:an?\s+|the\s+|a\s+full\s+)?"
     r"(?:`?(?:systemctl|service)\s+)?restart(?:ing|s)?\b", re.IGNORECASE)
 _SUBJECT_WORD = re.compile(r"[a-z][a-z0-9_-]{3,}")
+_NOT_SUBJECTS: Final[frozenset[str]] = frozenset({"restart", "restarting", "reload", "reloading", "systemctl",
+                                                  "service"})
 
 
 def tip_facts(prescribed: list, warned: list, text: str = "") -> TipFacts:
@@ -236,7 +240,7 @@ def tip_facts(prescribed: list, warned: list, text: str = "") -> TipFacts:
     if _NO_RESTART.search(text):
         facts.forbids_restart = True
         facts.subjects = frozenset(w for w in _SUBJECT_WORD.findall(text.lower())
-                                   if w not in {"restart", "restarting", "reload", "reloading", "systemctl", "service"})
+                                   if w not in _NOT_SUBJECTS)
     return facts
 
 
@@ -357,8 +361,8 @@ def setting_features(tip: TipFacts, facts: ScriptFacts) -> tuple[dict[str, float
         statuses.append((setting.group, 1.0 if status == "followed" else 0.0))
         if status == "conflict":
             conflict = 1.0
-        evidence["settings"].append([setting.key, setting.value or (setting.bound and f"{setting.bound[0]} {setting.bound[1]:g}"),
-                                     status])
+        wanted = setting.value or (setting.bound and f"{setting.bound[0]} {setting.bound[1]:g}")
+        evidence["settings"].append([setting.key, wanted, status])
     followed_settings = _best_by_group(statuses)
     # A conflict on an alternative the script did not take is no conflict: only when no alternative
     # of that group was followed.
@@ -366,10 +370,11 @@ def setting_features(tip: TipFacts, facts: ScriptFacts) -> tuple[dict[str, float
         conflict = 0.0
 
     tip_keys = {normal_key(s.key) for s in tip.settings if s.key.lower() not in _ATTRIBUTES}
-    written = [s for s in facts.settings if s.reachable and not s.removed and s.key.lower() not in _ATTRIBUTES]
+    written = [s for s in facts.settings
+               if s.reachable and not s.removed and s.key.lower() not in _ATTRIBUTES]
     if tip.files:
         written = [s for s in written if s.file and any(_same_path(s.file, f) for f in tip.files)]
-    elsewhere = 1.0 if tip_keys and written and not any(normal_key(s.key) in tip_keys for s in written) else 0.0
+    elsewhere = float(bool(tip_keys and written) and not any(normal_key(s.key) in tip_keys for s in written))
 
     forbidden = 0.0
     for setting in tip.forbidden_settings:
@@ -382,8 +387,9 @@ def setting_features(tip: TipFacts, facts: ScriptFacts) -> tuple[dict[str, float
         if any(s.reachable and not s.removed
                and (want in _words(s.value) or normal_key(s.key) == normal_key(value))
                for s in facts.settings) or any(
-               w.reachable and w.content and any(want in _words(line) for line in w.content.lower().splitlines()
-                                                 if not line.lstrip().startswith(("#", ";")))
+               w.reachable and w.content
+               and any(want in _words(line) for line in w.content.lower().splitlines()
+                       if not line.lstrip().startswith(("#", ";")))
                for w in facts.files_written):
             forbidden = 1.0
             evidence["forbidden"].append(["value", value])
@@ -391,7 +397,8 @@ def setting_features(tip: TipFacts, facts: ScriptFacts) -> tuple[dict[str, float
         if command.flags or command.subcommand:
             if _runs(command, facts):
                 forbidden = 1.0
-                evidence["forbidden"].append(["command", command.name, command.subcommand, sorted(command.flags)])
+                evidence["forbidden"].append(["command", command.name, command.subcommand,
+                                              sorted(command.flags)])
     if tip.forbids_restart:
         for unit in _restarted(facts):
             stem = re.split(r"[@.]", unit.lower(), maxsplit=1)[0]

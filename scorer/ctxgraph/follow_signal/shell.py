@@ -22,8 +22,12 @@ What is read
 - **Variables**: ``NAME=value`` and ``export/readonly/declare/local/typeset NAME=value`` with a literal
   value (or one built from known variables) are expanded in later words: ``$N``, ``${N}``, ``"$N"``,
   ``${N:-default}``. Anything computed (``$(...)``, arrays, ``+=``) makes the name unknown again and
-  stays as written. Function bodies see the top-level variables as they were at the first top-level
-  call of that function (or at the end of the script when it has none). ``for v in a b c`` (literal
+  stays as written. A call of the script's own function is read where it is called, its positional
+  parameters (``$1``... ``$9``, ``$#``) bound to the call's words and its writes placed at the call's
+  line, so ``set_conf space_left_action email`` writes that key (calls inside calls, up to
+  :data:`MAX_INLINED_CALLS` deep); a body never read so (called only from a ``trap``, or past that
+  depth) sees the top-level variables as they were at its first top-level call (or at the end of the
+  script when it has none). ``for v in a b c`` (literal
   values, at most 16, outermost loop, small body) runs its body once per value.
 - **Files written** (:class:`FileWrite`): ``>``/``>|``/``&>`` (``redirect``), ``>>``/``&>>``
   (``append``), except /dev/null, /dev/std*, /dev/tty, /dev/fd/* and fd duplications; ``tee``
@@ -61,10 +65,12 @@ What is read
   ``export K=V`` at the top level (``env``).
 - **Reachability**: ``reachable=False`` for what certainly never runs: bodies of functions never called
   (calls from uncalled functions do not count; a ``trap`` handler and a call inside ``bash -c`` do; a
-  command whose name is an unexpanded variable, like ``"$@"``, counts as calling every function), the
-  body of ``if false``/``while false``/``until true``, the ``elif``/``else`` branches of ``if true``, the
-  right side of ``false &&``/``true ||``, what follows ``exit`` in the same list, and everything after
-  a top-level ``exit``. In doubt, reachable.
+  command whose name is an unexpanded variable, like ``"$@"``, counts as calling every function), a
+  function defined in code that never runs (it defines nothing), the body of ``if false``/``while
+  false``/``until true`` and of a test of written-out values that fails (``[ 0 = 1 ]``, ``[[ 1 -eq 2 ]]``,
+  ``test yes != yes``), the ``elif``/``else`` branches of ``if true``, the rest of a list after ``false
+  &&``/``true ||`` (``false && a && b``), what follows ``exit`` in the same list, and everything after a
+  top-level ``exit``. In doubt, reachable.
 
 Comments never yield anything, and ``echo``/``printf`` output that goes to the terminal is a message:
 only output redirected to a file or piped into a command that writes or applies it counts.
@@ -822,7 +828,8 @@ def _const(nodes: list[tree_sitter.Node]) -> bool | None:
         if len(inner) == 1 and inner[0].type == "binary_expression":
             sides = inner[0].children
             if len(sides) == 3:
-                return _test_outcome(_literal_word(sides[0]), _node_text(sides[1]), _literal_word(sides[2]), double)
+                return _test_outcome(_literal_word(sides[0]), _node_text(sides[1]), _literal_word(sides[2]),
+                                     double)
         return None
     if node.type != "command":
         return None

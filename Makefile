@@ -6,7 +6,7 @@ SHELL := /bin/bash
 VENV := .venv
 STAMP := $(VENV)/.provisioned
 
-.PHONY: help provision provision-system provision-python provision-test db-start db-stop deploy revert test demo bench docs clean
+.PHONY: help provision provision-system provision-python provision-test provision-citus db-start db-stop citus-start citus-stop deploy revert test demo bench docs clean
 
 help:
 	@echo "make demo   - run ctxgraph on the bundled sample (embedded PostgreSQL)"
@@ -14,6 +14,7 @@ help:
 	@echo "make bench  - run the benchmarks"
 	@echo "make docs   - regenerate docs/sql-api.md from a fresh deploy's catalog"
 	@echo "make deploy / make revert / make db-start / make db-stop"
+	@echo "make citus-start / make citus-stop - a local Citus cluster, built from the vendored source (docs/scaling.md)"
 
 provision: provision-system provision-python
 
@@ -31,6 +32,16 @@ provision-test: $(STAMP).test
 $(STAMP).test: $(STAMP) requirements-test.txt
 	@bash scripts/provision-python.sh --test
 	@touch $@
+
+# Citus from the vendored source (../shared/vendor/citus), once; then a coordinator and two workers.
+provision-citus:
+	@bash scripts/provision-system.sh --citus
+
+citus-start: provision-citus
+	@bash scripts/citus-local.sh start
+
+citus-stop:
+	@[ ! -d .pgdata/citus ] || bash scripts/citus-local.sh stop
 
 db-start: provision-system
 	@bash scripts/pg-local.sh start
@@ -56,5 +67,5 @@ bench: provision-system provision-python
 docs: provision-system provision-python
 	@bash scripts/gen-sql-api.sh
 
-clean: db-stop
+clean: citus-stop db-stop
 	rm -rf .pgdata $(VENV)

@@ -3,7 +3,12 @@
 # sqitch and pg_prove. Safe to run again: it installs only what is missing.
 # pgvector comes from apt where the distribution carries it (Debian 13+); Debian 12 has no
 # package, so we build Debian's own source package from trixie against the installed server.
+# With --citus it also builds and installs Citus (the distributed deployment, docs/scaling.md) from
+# the vendored source next to the project (../shared/vendor/citus, or CTXGRAPH_CITUS_SRC), once.
 set -euo pipefail
+
+with_citus=0
+[ "${1:-}" = "--citus" ] && with_citus=1
 
 log() { printf 'provision: %s\n' "$*" >&2; }
 die() { printf 'provision: error: %s\n' "$*" >&2; exit 1; }
@@ -93,3 +98,40 @@ SRC
 fi
 pgvector_present || die "pgvector is still missing for PostgreSQL $major"
 log "system packages ready (PostgreSQL $major, pgvector, pgTAP, sqitch, pg_prove)"
+
+# --- Citus (only with --citus) ------------------------------------------------------------------
+# No registry these machines reach carries Citus, so it is built from the vendored release source
+# with the patch PostgreSQL 15.20 needs (the README beside them says why). Skipped when this very
+# version is installed for the server.
+citus_version=13.2.2
+citus_present() {
+  [ -f "/usr/lib/postgresql/$major/lib/citus.so" ] \
+    && grep -q "default_version = '${citus_version%.*}-" "/usr/share/postgresql/$major/extension/citus.control" 2>/dev/null
+}
+if [ "$with_citus" -eq 1 ]; then
+  if citus_present; then
+    log "Citus $citus_version already installed for PostgreSQL $major"
+  else
+    root=$(cd "$(dirname "$0")/.." && pwd)
+    vendor=${CTXGRAPH_CITUS_SRC:-$root/../shared/vendor/citus}
+    tarball="$vendor/citus-$citus_version.tar.gz"
+    [ -f "$tarball" ] || die "Citus source not found: $tarball (set CTXGRAPH_CITUS_SRC to the folder holding it)"
+    apt_install libcurl4-openssl-dev liblz4-dev libzstd-dev libkrb5-dev
+    citus_build=$(mktemp -d)
+    trap 'rm -rf "$citus_build" "${build:-}"' EXIT
+    tar -xzf "$tarball" -C "$citus_build"
+    citus_src="$citus_build/citus-$citus_version"
+    for fix in "$vendor"/*.patch; do
+      [ -f "$fix" ] || continue
+      patch -s -d "$citus_src" -p1 <"$fix" || die "applying $(basename "$fix") to Citus $citus_version failed"
+    done
+    log "building Citus $citus_version for PostgreSQL $major (a minute or two)"
+    ( cd "$citus_src" && ./configure -q PG_CONFIG="/usr/lib/postgresql/$major/bin/pg_config" >/dev/null \
+        && make -s -j"$(nproc)" >/dev/null 2>&1 ) || die "Citus build failed (run it by hand in $citus_src to see why)"
+    # Citus's Makefile redefines pgxs's check target; make says so on every run, which is noise here.
+    $SUDO make -s -C "$citus_src" install >/dev/null 2> >(grep -v -E "(overriding|ignoring old) recipe" >&2) \
+      || die "Citus install failed"
+    citus_present || die "Citus $citus_version is still missing for PostgreSQL $major"
+    log "Citus $citus_version installed"
+  fi
+fi
